@@ -1,0 +1,14 @@
+//! One module per subcommand; each has its arguments (`…Args`) and a `run` that returns the
+//! process's exit code.
+
+pub(crate) mod check;
+
+use crate::cli::Command;
+use std::process::ExitCode;
+
+/// Runs a subcommand.
+pub(crate) fn run(command: Command) -> ExitCode {
+    match command {
+        Command::Check(args) => check::run(&args),
+    }
+}

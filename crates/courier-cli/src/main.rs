@@ -1,0 +1,18 @@
+//! `courier`: check a `courier.toml`, and in time call endpoints, serve the proxy route and
+//! write the routes record from it.
+//!
+//! Each subcommand lives in its own module under `commands/`; `cli` holds the argument types,
+//! `report` the output contract shared by every subcommand (exit codes, the stderr JSON of a
+//! configuration error). The contract is documented in `docs/CONFIG.md`.
+
+mod cli;
+mod commands;
+mod report;
+
+use clap::Parser;
+use std::process::ExitCode;
+
+fn main() -> ExitCode {
+    let cli = cli::Cli::parse();
+    commands::run(cli.command)
+}

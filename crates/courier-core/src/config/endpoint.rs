@@ -1,0 +1,174 @@
+//! An `[...endpoints.NAME]` table to an [`EndpointDef`], through the heads' own builders.
+//!
+//! Checked here, because only a file can get them wrong: exactly one verb key, and no key that
+//! belongs to another head. Everything else (names, paths, timeouts, retry policies) is the
+//! builder's check when the source is built.
+
+use super::json;
+use super::key_path::KeyPath;
+use super::raw::{RawEndpoint, RawRetry};
+use crate::error::{ConfigurationError, ErrorCode};
+use crate::tree::endpoint::{ChannelEndpoint, EndpointDef, HttpEndpoint, StreamEndpoint};
+use std::time::Duration;
+
+/// The keys that pick an endpoint's head, in the order the docs list them.
+const VERBS: [&str; 7] = ["get", "post", "put", "patch", "del", "stream", "channel"];
+
+/// Applies the keys every head shares, through that head's builder methods.
+macro_rules! shared_options {
+    ($endpoint:expr, $raw:expr, $at:expr) => {{
+        let mut endpoint = $endpoint;
+        if let Some(expose) = $raw.expose {
+            endpoint = if expose {
+                endpoint.expose()
+            } else {
+                endpoint.exposed(false)
+            };
+        }
+        if let Some(headers) = $raw.headers {
+            endpoint = endpoint.headers(headers);
+        }
+        if let Some(ms) = $raw.timeout_ms {
+            endpoint = endpoint.timeout(Duration::from_millis(ms));
+        }
+        match $raw.retry {
+            Some(RawRetry::Toggle(on)) => endpoint = endpoint.retry(on),
+            Some(RawRetry::Policy(policy)) => endpoint = endpoint.retry(policy),
+            None => {}
+        }
+        if let Some(meta) = $raw.meta {
+            for (key, value) in json::table(meta, &$at.key("meta"))? {
+                endpoint = endpoint.meta(key, value);
+            }
+        }
+        if let Some(session) = $raw.session {
+            endpoint = endpoint.session(session);
+        }
+        if let Some(forward) = $raw.forward {
+            endpoint = endpoint.forward(forward);
+        }
+        endpoint
+    }};
+}
+
+/// The endpoint the table at `at` describes.
+pub(super) fn endpoint(
+    mut raw: RawEndpoint,
+    at: &KeyPath,
+) -> Result<EndpointDef, ConfigurationError> {
+    let (verb, path) = take_verb(&mut raw, at)?;
+    match verb {
+        "stream" | "channel" => {
+            let http_only = [
+                ("reads", raw.reads.is_some()),
+                ("response_type", raw.response_type.is_some()),
+                ("stream_response", raw.stream_response.is_some()),
+                ("sensitive_variables", raw.sensitive_variables.is_some()),
+                ("cache", raw.cache.is_some()),
+            ];
+            refuse(&http_only, "HTTP endpoints", verb, at)?;
+        }
+        _ => {}
+    }
+    if verb != "channel" {
+        let channel_only = [("send", raw.send.is_some()), ("topic", raw.topic.is_some())];
+        refuse(&channel_only, "channels", verb, at)?;
+    }
+
+    Ok(match verb {
+        "stream" => shared_options!(StreamEndpoint::get(path), raw, at).into(),
+        "channel" => {
+            let mut channel = ChannelEndpoint::connect(path);
+            if raw.send == Some(true) {
+                channel = channel.send();
+            }
+            if let Some(names) = raw.topic.take() {
+                channel = channel.topic_variables(names);
+            }
+            shared_options!(channel, raw, at).into()
+        }
+        _ => {
+            let mut http = match verb {
+                "post" => HttpEndpoint::post(path),
+                "put" => HttpEndpoint::put(path),
+                "patch" => HttpEndpoint::patch(path),
+                "del" => HttpEndpoint::del(path),
+                _ => HttpEndpoint::get(path),
+            };
+            if raw.reads == Some(true) {
+                http = http.reads();
+            }
+            if let Some(response_type) = raw.response_type {
+                http = http.response_type(response_type);
+            }
+            if raw.stream_response == Some(true) {
+                http = http.stream_response();
+            }
+            if raw.sensitive_variables == Some(true) {
+                http = http.sensitive_variables();
+            }
+            if let Some(cache) = raw.cache.take() {
+                http = http.cache(cache);
+            }
+            shared_options!(http, raw, at).into()
+        }
+    })
+}
+
+/// Takes the one verb key out of the table, or says why there is not exactly one.
+fn take_verb(
+    raw: &mut RawEndpoint,
+    at: &KeyPath,
+) -> Result<(&'static str, String), ConfigurationError> {
+    let slots = [
+        raw.get.take(),
+        raw.post.take(),
+        raw.put.take(),
+        raw.patch.take(),
+        raw.del.take(),
+        raw.stream.take(),
+        raw.channel.take(),
+    ];
+    let mut given = VERBS
+        .into_iter()
+        .zip(slots)
+        .filter_map(|(verb, path)| path.map(|p| (verb, p)));
+    let first = given.next();
+    let second = given.next();
+    match (first, second) {
+        (Some(only), None) => Ok(only),
+        (None, _) => Err(ConfigurationError::new(
+            ErrorCode::ConfigInvalid,
+            format!(
+                "an endpoint needs exactly one of {}; this one has none",
+                VERBS.map(|v| format!("`{v}`")).join(", ")
+            ),
+        )
+        .at(at.as_str())),
+        (Some((a, _)), Some((b, _))) => Err(ConfigurationError::new(
+            ErrorCode::ConfigInvalid,
+            format!(
+                "an endpoint needs exactly one of {}; this one has both `{a}` and `{b}`",
+                VERBS.map(|v| format!("`{v}`")).join(", ")
+            ),
+        )
+        .at(at.as_str())),
+    }
+}
+
+/// Fails on the first key present that belongs to another head.
+fn refuse(
+    keys: &[(&str, bool)],
+    belongs_to: &str,
+    verb: &str,
+    at: &KeyPath,
+) -> Result<(), ConfigurationError> {
+    match keys.iter().find(|(_, present)| *present) {
+        Some((key, _)) => Err(ConfigurationError::new(
+            ErrorCode::ConfigInvalid,
+            format!("`{key}` applies to {belongs_to} only, and this endpoint is a `{verb}`"),
+        )
+        .at(at.key(key).as_str())),
+        None => Ok(()),
+    }
+}

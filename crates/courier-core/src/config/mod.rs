@@ -1,0 +1,138 @@
+//! The config file, `courier.toml`: sources, groups and endpoints as TOML, loaded into the
+//! runtime tree.
+//!
+//! A file is read in two steps. serde reads it into plain structs that refuse unknown keys
+//! (`CONFIG_SYNTAX`, `CONFIG_UNKNOWN_KEY`, `CONFIG_INVALID`, each with its key path); then every
+//! source is built with [`ApiDef::builder`], [`GroupDef`](crate::GroupDef) and the endpoint
+//! heads' builders, so the tree's own rules (`DOTTED_NAME`, `INVALID_PATH`,
+//! `CANCEL_PREVIOUS_INVALID`, …) are checked exactly as for a tree written in Rust, their paths
+//! prefixed with `sources.NAME.`. The format, every key and every error code are described in
+//! `docs/CONFIG.md`.
+//!
+//! ```
+//! use courier_core::config::Config;
+//!
+//! let config = Config::from_toml_str(r#"
+//!     [sources.demo]
+//!     base_url = "http://127.0.0.1:9000"
+//!
+//!     [sources.demo.groups.users]
+//!     prefix = "/users"
+//!     expose = true
+//!
+//!     [sources.demo.groups.users.endpoints.get]
+//!     get = "/:id"
+//! "#)?;
+//! let demo = config.source("demo").unwrap();
+//! let get = demo.endpoint("users.get").unwrap();
+//! assert_eq!(get.template().unwrap().as_str(), "/users/:id");
+//! assert!(get.is_exposed());
+//! assert_eq!(config.proxy().http, "/api/request");
+//! # Ok::<(), courier_core::ConfigurationError>(())
+//! ```
+
+mod endpoint;
+mod errors;
+mod json;
+mod key_path;
+mod proxy;
+mod raw;
+mod source;
+mod transport;
+
+#[cfg(test)]
+mod tests;
+
+pub use self::proxy::ProxyPaths;
+
+use crate::error::{ConfigurationError, ErrorCode};
+use crate::tree::api::ApiDef;
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::str::FromStr;
+
+/// A loaded, validated config file: the proxy's paths and every source, built.
+///
+/// Cheap to clone (each [`ApiDef`] is shared).
+#[derive(Clone, Debug)]
+pub struct Config {
+    proxy: ProxyPaths,
+    sources: BTreeMap<String, ApiDef>,
+}
+
+impl Config {
+    /// Loads a config from TOML text. File names in it (certificates) resolve against the
+    /// current directory; use [`Config::from_path`] to resolve them against the file's own.
+    ///
+    /// # Errors
+    ///
+    /// `CONFIG_SYNTAX`, `CONFIG_UNKNOWN_KEY`, `CONFIG_INVALID`, `SOURCE_TRANSPORT_INVALID`, or
+    /// any code of [`ApiBuilder::build`](crate::ApiBuilder::build); the first met.
+    pub fn from_toml_str(text: &str) -> Result<Self, ConfigurationError> {
+        load(text, Path::new(""))
+    }
+
+    /// Reads and loads a config file. File names in it resolve against the file's directory.
+    ///
+    /// # Errors
+    ///
+    /// `CONFIG_IO` when the file cannot be read, `CONFIG_SYNTAX` when it is not UTF-8, then as
+    /// [`Config::from_toml_str`].
+    pub fn from_path(path: impl AsRef<Path>) -> Result<Self, ConfigurationError> {
+        let path = path.as_ref();
+        let bytes = std::fs::read(path).map_err(|e| {
+            ConfigurationError::new(
+                ErrorCode::ConfigIo,
+                format!("cannot read config file `{}`: {e}", path.display()),
+            )
+        })?;
+        let text = std::str::from_utf8(&bytes).map_err(|e| errors::not_utf8(&bytes, &e))?;
+        load(text, path.parent().unwrap_or(Path::new("")))
+    }
+
+    /// Where the proxy route is mounted (`[proxy]`).
+    pub fn proxy(&self) -> &ProxyPaths {
+        &self.proxy
+    }
+
+    /// Every source, by name (`[sources.NAME]`); the name is the proxy's `_s`.
+    pub fn sources(&self) -> &BTreeMap<String, ApiDef> {
+        &self.sources
+    }
+
+    /// One source by name.
+    pub fn source(&self, name: &str) -> Option<&ApiDef> {
+        self.sources.get(name)
+    }
+
+    /// The sources, taken out of the config.
+    pub fn into_sources(self) -> BTreeMap<String, ApiDef> {
+        self.sources
+    }
+}
+
+impl FromStr for Config {
+    type Err = ConfigurationError;
+
+    /// As [`Config::from_toml_str`].
+    fn from_str(text: &str) -> Result<Self, ConfigurationError> {
+        Self::from_toml_str(text)
+    }
+}
+
+/// Reads `text` (file names resolve against `base`) into a built config.
+fn load(text: &str, base: &Path) -> Result<Config, ConfigurationError> {
+    let document = toml::Deserializer::parse(text).map_err(|e| errors::syntax(text, &e))?;
+    let raw: raw::RawConfig =
+        serde_path_to_error::deserialize(document).map_err(|e| errors::shape(text, &e))?;
+    let proxy = ProxyPaths::from_raw(raw.proxy)?;
+    let sources = raw
+        .sources
+        .into_iter()
+        .map(|(name, raw)| {
+            let api = source::source(&name, raw, base)?;
+            Ok((name, api))
+        })
+        .collect::<Result<_, ConfigurationError>>()?;
+    Ok(Config { proxy, sources })
+}

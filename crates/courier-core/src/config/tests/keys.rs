@@ -1,0 +1,424 @@
+//! Every key of the file reaches the tree.
+
+use super::{load, with_endpoint, EXAMPLE};
+use crate::options::{CacheOptions, HeaderToggle, ResponseType, RetryPolicy, SessionMode};
+use crate::tree::endpoint::{Retry, Topic};
+use crate::tree::path_options::PathOptions;
+use crate::{EndpointDef, Kind};
+use serde_json::{json, Value};
+use std::time::Duration;
+
+fn fixed(options: &PathOptions) -> Value {
+    match options {
+        PathOptions::Fixed(map) => Value::Object(map.as_ref().clone()),
+        PathOptions::Computed(_) => Value::Null,
+    }
+}
+
+#[test]
+fn the_example_loads_with_every_source_key() {
+    let config = load(EXAMPLE);
+    assert_eq!(config.proxy().http, "/api/request");
+    assert_eq!(config.proxy().sse, "/api/sse");
+    assert_eq!(config.proxy().ws.as_deref(), Some("/api/ws"));
+    assert_eq!(config.sources().keys().collect::<Vec<_>>(), ["demo"]);
+
+    let demo = config.source("demo").unwrap().options();
+    assert_eq!(
+        demo.base_url.as_ref().unwrap().to_string(),
+        "http://127.0.0.1:9000/"
+    );
+    assert_eq!(demo.timeout, Some(Duration::from_millis(5000)));
+    assert_eq!(demo.headers["x-api-key"], "secret");
+    assert_eq!(
+        Value::Object(demo.default_query_params.clone()),
+        json!({ "lang": "en" })
+    );
+    assert_eq!(
+        Value::Object(demo.default_body.clone()),
+        json!({ "client": "web" })
+    );
+    assert_eq!(demo.response_type, ResponseType::Json);
+    assert!(demo.coalesce);
+    assert_eq!(demo.cancel_previous, ["users.search"]);
+    assert_eq!(demo.allowed_headers, ["x-tenant"]);
+    assert_eq!(
+        fixed(demo.path_options.as_ref().unwrap()),
+        json!({ "tenant": "acme" })
+    );
+    assert!(!demo.expose);
+    assert!(demo.transport.dispatcher.is_none());
+
+    let session = demo.session.as_ref().unwrap();
+    assert_eq!(session.cookies, ["sid", "sess_*"]);
+    assert_eq!(session.bearer.as_deref(), Some("access_token"));
+    let csrf = session.csrf.as_ref().unwrap();
+    assert_eq!(
+        (csrf.cookie.as_str(), csrf.header.as_str()),
+        ("csrf_token", "x-csrf-token")
+    );
+    assert!(session.pass_set_cookie);
+    assert_eq!(session.trusted_origins, ["https://app.example.com"]);
+
+    let forward = demo.forward.as_ref().unwrap();
+    assert_eq!(forward.request_id, HeaderToggle::Enabled(true));
+    assert!(forward.trace && forward.user_agent && forward.locale);
+    assert_eq!(forward.client_address, HeaderToggle::Enabled(true));
+    assert_eq!(forward.headers, ["x-tenant"]);
+}
+
+#[test]
+fn the_example_resolves_templates_exposure_and_path_options() {
+    let config = load(EXAMPLE);
+    let demo = config.source("demo").unwrap();
+    let paths: Vec<_> = demo
+        .endpoints()
+        .iter()
+        .map(|e| e.path().to_owned())
+        .collect();
+    assert_eq!(
+        paths,
+        [
+            "users.create",
+            "users.events",
+            "users.get",
+            "users.posts.list",
+            "users.room",
+            "users.search"
+        ]
+    );
+
+    let list = demo.endpoint("users.posts.list").unwrap();
+    assert_eq!(list.template().unwrap().as_str(), "/users/:id/posts");
+    assert!(
+        list.is_exposed(),
+        "the group's expose reaches nested groups"
+    );
+    assert_eq!(list.path_options().len(), 1);
+    assert_eq!(fixed(&list.path_options()[0]), json!({ "tenant": "acme" }));
+
+    let get = demo.endpoint("users.get").unwrap();
+    assert_eq!(get.template().unwrap().as_str(), "/users/:id");
+    let http = get.definition().as_http().unwrap();
+    assert_eq!(http.kind(), Kind::Query);
+    assert_eq!(
+        http.cache_options(),
+        Some(&CacheOptions::new().revalidate(60))
+    );
+    assert_eq!(http.options().headers, ["x-extra"]);
+    assert_eq!(http.options().timeout, Some(Duration::from_secs(1)));
+    let allowed: Vec<_> = get.allowed_headers().iter().map(|h| h.as_str()).collect();
+    assert_eq!(allowed, ["x-tenant", "x-extra"]);
+
+    let search = demo
+        .endpoint("users.search")
+        .unwrap()
+        .definition()
+        .options();
+    assert_eq!(
+        search.retry,
+        Retry::Policy(RetryPolicy::new().max_attempts(2))
+    );
+
+    let create = demo.endpoint("users.create").unwrap();
+    let http = create.definition().as_http().unwrap();
+    assert_eq!(http.kind(), Kind::Mutation);
+    assert!(!http.is_sensitive());
+    assert_eq!(http.options().expose, Some(true));
+    assert_eq!(http.options().session, SessionMode::Unguarded);
+    assert!(!http.options().forward);
+
+    let events = demo.endpoint("users.events").unwrap();
+    assert!(events.definition().as_stream().is_some());
+    assert_eq!(events.template().unwrap().as_str(), "/users/events");
+
+    let room = demo.endpoint("users.room").unwrap();
+    let channel = room.definition().as_channel().unwrap();
+    assert!(channel.is_bidirectional());
+    assert!(matches!(channel.topic_spec(), Topic::Variables(v) if v == &["id"]));
+    assert_eq!(room.template().unwrap().as_str(), "/users/rooms/:id");
+}
+
+#[test]
+fn every_verb_makes_its_head() {
+    for (verb, method, kind) in [
+        ("get", "GET", Kind::Query),
+        ("post", "POST", Kind::Mutation),
+        ("put", "PUT", Kind::Mutation),
+        ("patch", "PATCH", Kind::Mutation),
+        ("del", "DELETE", Kind::Mutation),
+    ] {
+        let config = load(&with_endpoint(&format!("{verb} = \"/x\"")));
+        let endpoint = config
+            .source("demo")
+            .unwrap()
+            .endpoint("users.get")
+            .unwrap();
+        let http = endpoint.definition().as_http().unwrap();
+        assert_eq!(http.fixed_method().unwrap().as_str(), method);
+        assert_eq!(http.kind(), kind);
+        assert_eq!(endpoint.template().unwrap().as_str(), "/users/x");
+    }
+    let config = load(&with_endpoint("stream = \"/s\""));
+    let def = config
+        .source("demo")
+        .unwrap()
+        .endpoint("users.get")
+        .unwrap()
+        .definition()
+        .clone();
+    assert!(matches!(def, EndpointDef::Stream(_)));
+    let config = load(&with_endpoint("channel = \"/c\""));
+    let def = config
+        .source("demo")
+        .unwrap()
+        .endpoint("users.get")
+        .unwrap()
+        .definition()
+        .clone();
+    let channel = def.as_channel().unwrap();
+    assert!(!channel.is_bidirectional());
+    assert!(matches!(channel.topic_spec(), Topic::AllVariables));
+}
+
+#[test]
+fn http_only_keys_reach_the_endpoint() {
+    let config = load(&with_endpoint(
+        "post = \"/search\"\nreads = true\nresponse_type = \"text\"\nstream_response = true\n\
+         sensitive_variables = true\ncache = {}\n",
+    ));
+    let endpoint = config
+        .source("demo")
+        .unwrap()
+        .endpoint("users.get")
+        .unwrap();
+    let http = endpoint.definition().as_http().unwrap();
+    assert!(http.is_read());
+    assert_eq!(http.response_type_override(), Some(ResponseType::Text));
+    assert!(http.is_stream_response());
+    assert!(http.is_sensitive());
+    assert_eq!(http.cache_options(), Some(&CacheOptions::new()));
+
+    let config = load(&with_endpoint(
+        "post = \"\"\nreads = false\nstream_response = false\nsensitive_variables = false",
+    ));
+    let http = config
+        .source("demo")
+        .unwrap()
+        .endpoint("users.get")
+        .unwrap()
+        .definition()
+        .clone();
+    let http = http.as_http().unwrap();
+    assert!(!http.is_read() && !http.is_stream_response() && !http.is_sensitive());
+}
+
+#[test]
+fn shared_keys_reach_every_head() {
+    for verb in ["get", "stream", "channel"] {
+        let config = load(&with_endpoint(&format!(
+            "{verb} = \"/x\"\nexpose = false\nheaders = [\"x-a\", \"x-b\"]\ntimeout_ms = 250\n\
+             retry = false\nsession = false\nforward = false\n\
+             meta = {{ owner = \"team-a\", weight = 2, tags = [\"a\"] }}"
+        )));
+        let endpoint = config
+            .source("demo")
+            .unwrap()
+            .endpoint("users.get")
+            .unwrap();
+        let options = endpoint.definition().options();
+        assert_eq!(options.expose, Some(false), "{verb}");
+        assert!(!endpoint.is_exposed());
+        assert_eq!(options.headers, ["x-a", "x-b"]);
+        assert_eq!(options.timeout, Some(Duration::from_millis(250)));
+        assert_eq!(options.retry, Retry::Off);
+        assert_eq!(options.session, SessionMode::Off);
+        assert!(!options.forward);
+        assert_eq!(
+            Value::Object(options.meta.clone()),
+            json!({ "owner": "team-a", "weight": 2, "tags": ["a"] })
+        );
+    }
+}
+
+#[test]
+fn retry_takes_true_false_or_a_policy_table() {
+    let retry = |value: &str| {
+        let config = load(&with_endpoint(&format!("get = \"\"\nretry = {value}")));
+        let endpoint = config
+            .source("demo")
+            .unwrap()
+            .endpoint("users.get")
+            .unwrap();
+        endpoint.definition().options().retry.clone()
+    };
+    assert_eq!(retry("true"), Retry::Policy(RetryPolicy::default()));
+    assert_eq!(retry("false"), Retry::Off);
+    let table = "{ max_attempts = 5, statuses = [503], writes = true, honor_retry_after = false, \
+                 backoff = { initial_ms = 10, max_ms = 20, factor = 1.5, jitter = false } }";
+    let Retry::Policy(policy) = retry(table) else {
+        panic!("a table is a policy");
+    };
+    assert_eq!(policy.max_attempts, 5);
+    assert_eq!(policy.statuses, [503]);
+    assert!(policy.writes && !policy.honor_retry_after);
+    assert_eq!((policy.backoff.initial_ms, policy.backoff.max_ms), (10, 20));
+    assert!((policy.backoff.factor - 1.5).abs() < f64::EPSILON && !policy.backoff.jitter);
+
+    let config = load(&with_endpoint("get = \"\""));
+    let endpoint = config
+        .source("demo")
+        .unwrap()
+        .endpoint("users.get")
+        .unwrap();
+    assert_eq!(endpoint.definition().options().retry, Retry::Inherit);
+}
+
+#[test]
+fn session_modes_and_exposure_resolve_nearest_first() {
+    let text = r#"
+        [sources.demo]
+        base_url = "http://127.0.0.1:9000"
+        expose = true
+
+        [sources.demo.groups.open.endpoints.a]
+        get = "/a"
+        session = true
+
+        [sources.demo.groups.open.endpoints.hidden]
+        get = "/h"
+        expose = false
+
+        [sources.demo.groups.closed]
+        expose = false
+
+        [sources.demo.groups.closed.endpoints.b]
+        get = "/b"
+
+        [sources.demo.groups.closed.endpoints.shown]
+        get = "/s"
+        expose = true
+
+        [sources.demo.groups.closed.groups.inner]
+        expose = true
+
+        [sources.demo.groups.closed.groups.inner.endpoints.c]
+        get = "/c"
+    "#;
+    let config = load(text);
+    let demo = config.source("demo").unwrap();
+    let exposed = |path: &str| demo.endpoint(path).unwrap().is_exposed();
+    assert!(demo.options().expose);
+    assert!(exposed("open.a"));
+    assert!(!exposed("open.hidden"));
+    assert!(!exposed("closed.b"));
+    assert!(exposed("closed.shown"));
+    assert!(exposed("closed.inner.c"));
+    let a = demo.endpoint("open.a").unwrap().definition().options();
+    assert_eq!(a.session, SessionMode::On);
+}
+
+#[test]
+fn group_path_options_chain_after_the_source() {
+    let text = r#"
+        [sources.demo]
+        base_url = "http://127.0.0.1:9000/v1"
+        path_options = { tenant = "acme", region = "eu" }
+
+        [sources.demo.groups.orgs]
+        prefix = "/orgs/:tenant"
+        path_options = { tenant = "beta", when = 1979-05-27 }
+
+        [sources.demo.groups.orgs.endpoints.list]
+        get = ""
+    "#;
+    let config = load(text);
+    let list = config
+        .source("demo")
+        .unwrap()
+        .endpoint("orgs.list")
+        .unwrap();
+    assert_eq!(list.template().unwrap().as_str(), "/orgs/:tenant");
+    let chain: Vec<_> = list.path_options().iter().map(fixed).collect();
+    assert_eq!(
+        chain,
+        [
+            json!({ "tenant": "acme", "region": "eu" }),
+            json!({ "tenant": "beta", "when": "1979-05-27" })
+        ]
+    );
+}
+
+#[test]
+fn defaults_apply_when_keys_are_absent() {
+    let config = load("");
+    assert_eq!(config.proxy(), &super::super::ProxyPaths::default());
+    assert!(config.sources().is_empty());
+
+    let config = load("[proxy]\nws = \"/ws\"\n[sources.bare]\n");
+    assert_eq!(config.proxy().http, "/api/request");
+    assert_eq!(config.proxy().ws.as_deref(), Some("/ws"));
+    let bare = config.source("bare").unwrap();
+    assert!(bare.endpoints().is_empty());
+    let options = bare.options();
+    assert!(options.base_url.is_none() && options.session.is_none() && options.forward.is_none());
+    assert!(options.coalesce && !options.expose);
+    assert_eq!(options.response_type, ResponseType::Json);
+    assert!(options.body_serializer.is_none());
+}
+
+#[test]
+fn source_scalars_other_than_the_example() {
+    let text = r#"
+        [sources.other]
+        base_url = "https://api.example.com"
+        response_type = "form"
+        coalesce = false
+        body_serializer = "json"
+        expose = true
+
+        [sources.other.forward]
+        request_id = "x-correlation-id"
+        client_address = "x-real-ip"
+    "#;
+    let config: super::super::Config = text.parse().unwrap();
+    let other = config.source("other").unwrap().options();
+    assert_eq!(other.response_type, ResponseType::Form);
+    assert!(!other.coalesce && other.expose);
+    assert!(
+        other.body_serializer.is_none(),
+        "json is the default encoder"
+    );
+    let forward = other.forward.as_ref().unwrap();
+    assert_eq!(
+        forward.request_id,
+        HeaderToggle::Header("x-correlation-id".into())
+    );
+    assert_eq!(forward.client_address.header_or("x"), Some("x-real-ip"));
+    assert!(!forward.trace);
+}
+
+#[test]
+fn urlencoded_bodies_use_the_urlencoded_serializer() {
+    let config = load("[sources.form]\nbody_serializer = \"urlencoded\"\n");
+    let serializer = config
+        .source("form")
+        .unwrap()
+        .options()
+        .body_serializer
+        .clone()
+        .unwrap();
+    let body = json!({ "a": "b c", "n": 1 });
+    let encoded = serializer.serialize(body.as_object().unwrap()).unwrap();
+    assert_eq!(
+        encoded.content_type.unwrap(),
+        "application/x-www-form-urlencoded"
+    );
+    assert!(!encoded.bytes.is_empty());
+}
+
+#[test]
+fn into_sources_hands_over_the_built_trees() {
+    let sources = load(EXAMPLE).into_sources();
+    assert_eq!(sources["demo"].endpoints().len(), 6);
+}

@@ -1,0 +1,69 @@
+//! courier's definition model: sources, groups and endpoints as data, validated when built, and
+//! the pure functions that encode a call's variables into a request.
+//!
+//! This crate does no I/O. `courier-client` calls what it defines; `courier-server` serves it.
+//! Most users depend on the facade crate `courier`, which re-exports everything here.
+//!
+//! # The runtime tree
+//!
+//! An [`ApiDef`] (the spec's `defineApi`) holds a source's options and its [`GroupDef`]s; a group
+//! holds endpoints and nested groups to any depth; an endpoint is one of three heads:
+//! [`HttpEndpoint`], [`StreamEndpoint`], [`ChannelEndpoint`]. [`ApiBuilder::build`] validates the
+//! whole tree and resolves each endpoint's address, path options, exposure and transport.
+//!
+//! ```
+//! use courier_core::{ApiDef, CacheOptions, GroupDef, HttpEndpoint, StreamEndpoint};
+//!
+//! let api = ApiDef::builder()
+//!     .base_url("https://api.example.com")
+//!     .header("x-api-key", "secret")
+//!     .cancel_previous(["users.search"])
+//!     .group(
+//!         "users",
+//!         GroupDef::new()
+//!             .prefix("/users")
+//!             .expose(true)
+//!             .endpoint("get", HttpEndpoint::get("/:id").cache(CacheOptions::new().revalidate(60)))
+//!             .endpoint("search", HttpEndpoint::get("/search"))
+//!             .endpoint("create", HttpEndpoint::post(""))
+//!             .endpoint("events", StreamEndpoint::get("/events")),
+//!     )
+//!     .build()?;
+//! assert!(api.endpoint("users.get").unwrap().is_exposed());
+//! # Ok::<(), courier_core::ConfigurationError>(())
+//! ```
+
+mod body;
+mod call;
+pub mod config;
+pub mod encode;
+mod error;
+mod options;
+mod request;
+mod transport;
+mod tree;
+pub mod typed;
+mod validate;
+
+pub use crate::body::{Body, BoxError};
+pub use crate::call::{CallOptions, Dispatch, HttpCallRequest, HttpResponse, IntoVariables};
+pub use crate::error::{ConfigurationError, ErrorCode};
+pub use crate::options::{
+    Backoff, CacheOptions, Csrf, ForwardOptions, HeaderToggle, ResponseType, RetryPolicy,
+    SessionMode, SessionOptions,
+};
+pub use crate::request::{build_request, RequestError};
+pub use crate::transport::{
+    ClientIdentity, Dispatcher, Fetch, HttpService, Middleware, TransportOptions,
+};
+pub use crate::tree::api::{ApiBuilder, ApiDef, ResponseParser, SourceOptions};
+pub use crate::tree::endpoint::{
+    ChannelEndpoint, ChannelHandler, ChannelHandlers, ChannelRequest, ChannelSource, EndpointDef,
+    EndpointOptions, Event, EventStream, HttpAddress, HttpEndpoint, Kind, MessageStream, Peer,
+    PeerHandler, Retry, StreamEndpoint, StreamHandler, StreamRequest, StreamSource, Topic, Via,
+    WireCall,
+};
+pub use crate::tree::group::GroupDef;
+pub use crate::tree::path_options::{resolve_path_options, BoxFuture, PathOptions};
+pub use crate::tree::resolve::{ResolvedEndpoint, ResolvedGroup};
+pub use crate::validate::{RESERVED_ENDPOINT_NAMES, RESERVED_GROUP_NAMES};

@@ -1,0 +1,407 @@
+//! Option records shared by sources, groups and endpoints: plain data, (de)serialisable, so a
+//! config file and the builder fill the same types.
+
+use serde::{Deserialize, Serialize};
+use std::time::Duration;
+
+/// How a response body is parsed (the spec's `responseType`). Default [`ResponseType::Json`].
+///
+/// The spec's `blob` and `arrayBuffer` are both [`ResponseType::Bytes`] in Rust; `formData` is
+/// [`ResponseType::Form`] (an `application/x-www-form-urlencoded` body read into a map).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ResponseType {
+    /// Parse the body as JSON (the default).
+    #[default]
+    Json,
+    /// The body as UTF-8 text.
+    Text,
+    /// The body as raw bytes.
+    Bytes,
+    /// An URL-encoded form body read into a map of strings.
+    Form,
+}
+
+/// The double-submit CSRF token a write repeats: the cookie it is read from and the header it
+/// is sent in.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Csrf {
+    /// The cookie holding the token.
+    pub cookie: String,
+    /// The header a write must repeat the token in.
+    pub header: String,
+}
+
+/// How a source keeps the user's session (the spec's `SessionOptions`).
+///
+/// The spec names `cookies`, `bearer` and `csrf`; it also says the session governs whether the
+/// backend's session cookies reach the browser and which other origins may write with it, without
+/// naming those fields. courier names them `pass_set_cookie` and `trusted_origins`.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct SessionOptions {
+    /// Session cookie names: exact, or a prefix ending in `*` (`"sess_*"`).
+    pub cookies: Vec<String>,
+    /// A cookie whose value is sent as `Authorization: Bearer <value>`.
+    pub bearer: Option<String>,
+    /// Double-submit token checked on writes.
+    pub csrf: Option<Csrf>,
+    /// Whether the upstream's `set-cookie` for session cookies passes back to the served response.
+    pub pass_set_cookie: bool,
+    /// Origins (`scheme://host[:port]`) other than the served request's own that may make writes.
+    pub trusted_origins: Vec<String>,
+}
+
+impl SessionOptions {
+    /// An empty session: set the fields you need.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Adds session cookie names (exact, or a prefix ending in `*`).
+    #[must_use]
+    pub fn cookies<I, S>(mut self, names: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        self.cookies.extend(names.into_iter().map(Into::into));
+        self
+    }
+
+    /// Names the cookie holding a bearer token.
+    #[must_use]
+    pub fn bearer(mut self, cookie: impl Into<String>) -> Self {
+        self.bearer = Some(cookie.into());
+        self
+    }
+
+    /// Sets the double-submit CSRF cookie and header.
+    #[must_use]
+    pub fn csrf(mut self, cookie: impl Into<String>, header: impl Into<String>) -> Self {
+        self.csrf = Some(Csrf {
+            cookie: cookie.into(),
+            header: header.into(),
+        });
+        self
+    }
+
+    /// Passes the upstream's session cookies back to the served response.
+    #[must_use]
+    pub fn pass_set_cookie(mut self, on: bool) -> Self {
+        self.pass_set_cookie = on;
+        self
+    }
+
+    /// Adds origins trusted to make writes.
+    #[must_use]
+    pub fn trusted_origins<I, S>(mut self, origins: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        self.trusted_origins
+            .extend(origins.into_iter().map(Into::into));
+        self
+    }
+}
+
+/// A forwarded item that is either on, off, or on under a header name of its own.
+///
+/// In a config file: `true`, `false`, or the header name as a string.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum HeaderToggle {
+    /// On or off, under the item's default header.
+    Enabled(bool),
+    /// On, under this header name.
+    Header(String),
+}
+
+impl HeaderToggle {
+    /// Whether the item is forwarded.
+    pub fn is_enabled(&self) -> bool {
+        !matches!(self, Self::Enabled(false))
+    }
+
+    /// The header name to use: the toggle's own, or `default` when it names none.
+    pub fn header_or<'a>(&'a self, default: &'a str) -> Option<&'a str> {
+        match self {
+            Self::Enabled(false) => None,
+            Self::Enabled(true) => Some(default),
+            Self::Header(name) => Some(name),
+        }
+    }
+}
+
+impl Default for HeaderToggle {
+    fn default() -> Self {
+        Self::Enabled(false)
+    }
+}
+
+impl From<bool> for HeaderToggle {
+    fn from(on: bool) -> Self {
+        Self::Enabled(on)
+    }
+}
+
+impl From<&str> for HeaderToggle {
+    fn from(name: &str) -> Self {
+        Self::Header(name.to_owned())
+    }
+}
+
+/// Which headers a call made while serving a request carries from that request (the spec's
+/// `ForwardOptions`).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct ForwardOptions {
+    /// The request id, under `x-request-id` or the named header.
+    pub request_id: HeaderToggle,
+    /// Trace context: `traceparent` and `tracestate`.
+    pub trace: bool,
+    /// The client's address: `x-forwarded-for` with the peer appended, or the named header.
+    pub client_address: HeaderToggle,
+    /// `user-agent`.
+    pub user_agent: bool,
+    /// `accept-language`.
+    pub locale: bool,
+    /// Further headers, by name. `cookie` here forwards the served request's cookies.
+    pub headers: Vec<String>,
+}
+
+impl ForwardOptions {
+    /// Forwards nothing: set the items you need.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Forwards the request id, under `x-request-id` (`true`) or a header name.
+    #[must_use]
+    pub fn request_id(mut self, item: impl Into<HeaderToggle>) -> Self {
+        self.request_id = item.into();
+        self
+    }
+
+    /// Forwards `traceparent` and `tracestate`.
+    #[must_use]
+    pub fn trace(mut self, on: bool) -> Self {
+        self.trace = on;
+        self
+    }
+
+    /// Forwards the client address, as `x-forwarded-for` (`true`) or under a header name.
+    #[must_use]
+    pub fn client_address(mut self, item: impl Into<HeaderToggle>) -> Self {
+        self.client_address = item.into();
+        self
+    }
+
+    /// Forwards `user-agent`.
+    #[must_use]
+    pub fn user_agent(mut self, on: bool) -> Self {
+        self.user_agent = on;
+        self
+    }
+
+    /// Forwards `accept-language`.
+    #[must_use]
+    pub fn locale(mut self, on: bool) -> Self {
+        self.locale = on;
+        self
+    }
+
+    /// Forwards further headers by name.
+    #[must_use]
+    pub fn headers<I, S>(mut self, names: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        self.headers.extend(names.into_iter().map(Into::into));
+        self
+    }
+}
+
+/// How an endpoint takes part in the user's session (the spec's endpoint option `session`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum SessionMode {
+    /// The source's session applies, with its write checks (the default; `true` in a config file).
+    #[default]
+    On,
+    /// No session is sent: the endpoint answers every user alike (`false`).
+    Off,
+    /// The session is sent but writes skip the CSRF and origin checks (`"unguarded"`), for a
+    /// write that is harmless when another site triggers it, such as signing out.
+    Unguarded,
+}
+
+impl Serialize for SessionMode {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Self::On => s.serialize_bool(true),
+            Self::Off => s.serialize_bool(false),
+            Self::Unguarded => s.serialize_str("unguarded"),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for SessionMode {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        #[derive(Deserialize)]
+        #[serde(untagged)]
+        enum Raw {
+            Bool(bool),
+            Text(String),
+        }
+        match Raw::deserialize(d)? {
+            Raw::Bool(true) => Ok(Self::On),
+            Raw::Bool(false) => Ok(Self::Off),
+            Raw::Text(t) if t == "unguarded" => Ok(Self::Unguarded),
+            Raw::Text(t) => Err(serde::de::Error::custom(format!(
+                "session must be true, false or \"unguarded\", not {t:?}"
+            ))),
+        }
+    }
+}
+
+impl From<bool> for SessionMode {
+    fn from(on: bool) -> Self {
+        if on {
+            Self::On
+        } else {
+            Self::Off
+        }
+    }
+}
+
+/// Caching declared on a read (the spec's `.cache(options)`). A read that declares it, and has
+/// no sensitive variables, may be sent as GET through the proxy.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct CacheOptions {
+    /// Seconds a cached response stays fresh.
+    pub revalidate: Option<u64>,
+}
+
+impl CacheOptions {
+    /// Caching with no revalidation time.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Seconds a cached response stays fresh.
+    #[must_use]
+    pub fn revalidate(mut self, seconds: u64) -> Self {
+        self.revalidate = Some(seconds);
+        self
+    }
+}
+
+/// Exponential backoff between retries.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Backoff {
+    /// The first delay, in milliseconds. Default 100.
+    pub initial_ms: u64,
+    /// The longest delay, in milliseconds. Default 5,000.
+    pub max_ms: u64,
+    /// The factor each delay grows by. Default 2.
+    pub factor: f64,
+    /// Whether each delay is drawn at random between zero and its value ("full jitter"). Default on.
+    pub jitter: bool,
+}
+
+impl Default for Backoff {
+    fn default() -> Self {
+        Self {
+            initial_ms: 100,
+            max_ms: 5_000,
+            factor: 2.0,
+            jitter: true,
+        }
+    }
+}
+
+/// When and how a call is retried (an endpoint's `.retry(...)`).
+///
+/// The spec does not show `.retry()`'s argument; this is courier's. The defaults retry reads and
+/// idempotent methods on status 0 (network failure), 429, 502, 503 and 504, honouring
+/// `Retry-After`, up to 3 attempts in all. A non-idempotent write is retried only when its
+/// endpoint sets [`RetryPolicy::writes`].
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct RetryPolicy {
+    /// Attempts in all, the first included. `1` never retries.
+    pub max_attempts: u32,
+    /// Statuses that are retried; `0` stands for a network failure.
+    pub statuses: Vec<u16>,
+    /// Whether non-idempotent writes (POST, PATCH) are retried too.
+    pub writes: bool,
+    /// Delays between attempts.
+    pub backoff: Backoff,
+    /// Whether a `Retry-After` header sets the next delay (capped by `backoff.max_ms`).
+    pub honor_retry_after: bool,
+}
+
+impl Default for RetryPolicy {
+    fn default() -> Self {
+        Self {
+            max_attempts: 3,
+            statuses: vec![0, 429, 502, 503, 504],
+            writes: false,
+            backoff: Backoff::default(),
+            honor_retry_after: true,
+        }
+    }
+}
+
+impl RetryPolicy {
+    /// The default policy.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// A policy that never retries.
+    pub fn never() -> Self {
+        Self {
+            max_attempts: 1,
+            ..Self::default()
+        }
+    }
+
+    /// Attempts in all, the first included.
+    #[must_use]
+    pub fn max_attempts(mut self, attempts: u32) -> Self {
+        self.max_attempts = attempts;
+        self
+    }
+
+    /// Replaces the retried statuses (`0` is a network failure).
+    #[must_use]
+    pub fn statuses(mut self, statuses: impl IntoIterator<Item = u16>) -> Self {
+        self.statuses = statuses.into_iter().collect();
+        self
+    }
+
+    /// Retries non-idempotent writes too.
+    #[must_use]
+    pub fn writes(mut self, on: bool) -> Self {
+        self.writes = on;
+        self
+    }
+
+    /// Sets the backoff between attempts.
+    #[must_use]
+    pub fn backoff(mut self, backoff: Backoff) -> Self {
+        self.backoff = backoff;
+        self
+    }
+
+    /// The first delay.
+    pub fn initial_delay(&self) -> Duration {
+        Duration::from_millis(self.backoff.initial_ms)
+    }
+}

@@ -1,0 +1,184 @@
+//! Transport overrides and middleware as descriptors: the spec's `fetch`, `dispatcher` and
+//! `.use()`. They are stored in the tree here and put to work by `courier-client`.
+
+use crate::body::{Body, BoxError};
+use http::{Request, Response, Uri};
+use std::fmt;
+use std::sync::Arc;
+use tower::util::BoxCloneSyncService;
+use tower::{Layer, Service, ServiceExt};
+
+/// The type-erased HTTP service every courier transport and stack is: a `tower::Service` from
+/// `http::Request<Body>` to `http::Response<Body>`, cheap to clone.
+pub type HttpService = BoxCloneSyncService<Request<Body>, Response<Body>, BoxError>;
+
+/// A replacement transport for a source or group (the spec's `fetch`): any `tower::Service` from
+/// `http::Request<Body>` to `http::Response<Body>`.
+///
+/// ```
+/// use courier_core::{Body, Fetch};
+/// use http::{Request, Response};
+///
+/// let fetch = Fetch::new(tower::service_fn(|_req: Request<Body>| async {
+///     Ok::<_, std::convert::Infallible>(Response::new(Body::from("{}")))
+/// }));
+/// # let _ = fetch;
+/// ```
+#[derive(Clone)]
+pub struct Fetch(HttpService);
+
+impl Fetch {
+    /// Wraps a service as a transport.
+    pub fn new<S>(service: S) -> Self
+    where
+        S: Service<Request<Body>, Response = Response<Body>> + Clone + Send + Sync + 'static,
+        S::Error: Into<BoxError>,
+        S::Future: Send + 'static,
+    {
+        Self(BoxCloneSyncService::new(service.map_err(Into::into)))
+    }
+
+    /// The transport as a boxed service.
+    pub fn service(&self) -> HttpService {
+        self.0.clone()
+    }
+}
+
+impl fmt::Debug for Fetch {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("Fetch(..)")
+    }
+}
+
+/// A client identity for mutual TLS: a certificate chain and its private key, PEM-encoded.
+#[derive(Clone)]
+pub struct ClientIdentity {
+    /// The certificate chain, PEM.
+    pub cert_pem: Vec<u8>,
+    /// The private key, PEM.
+    pub key_pem: Vec<u8>,
+}
+
+impl fmt::Debug for ClientIdentity {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ClientIdentity")
+            .field("cert_pem", &format_args!("{} bytes", self.cert_pem.len()))
+            .field("key_pem", &"<redacted>")
+            .finish()
+    }
+}
+
+/// How connections are made for a source or group (the spec's `dispatcher`, and what Bun's
+/// `proxy` / `tls` and Deno's `client` carry): an HTTP proxy, a client certificate, extra
+/// trusted roots.
+///
+/// courier-client builds its connector from these; a fully custom connector replaces the whole
+/// transport through [`Fetch`].
+#[derive(Clone, Debug, Default)]
+pub struct Dispatcher {
+    /// An HTTP proxy (`http://host:port`) every connection goes through.
+    pub proxy: Option<Uri>,
+    /// A client certificate and key presented to servers that ask for one.
+    pub identity: Option<ClientIdentity>,
+    /// Extra trusted root certificates, PEM.
+    pub root_certs: Vec<Vec<u8>>,
+}
+
+impl Dispatcher {
+    /// A dispatcher with nothing set.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Connects through an HTTP proxy.
+    #[must_use]
+    pub fn proxy(mut self, proxy: Uri) -> Self {
+        self.proxy = Some(proxy);
+        self
+    }
+
+    /// Presents a client certificate.
+    #[must_use]
+    pub fn identity(mut self, identity: ClientIdentity) -> Self {
+        self.identity = Some(identity);
+        self
+    }
+
+    /// Trusts a further root certificate (PEM).
+    #[must_use]
+    pub fn root_cert(mut self, pem: impl Into<Vec<u8>>) -> Self {
+        self.root_certs.push(pem.into());
+        self
+    }
+}
+
+/// The transport settings a source or group may set; the nearest group that sets each wins over
+/// the source (address rule 6), and a call's own options win over both.
+#[derive(Clone, Debug, Default)]
+pub struct TransportOptions {
+    /// A replacement HTTP transport.
+    pub fetch: Option<Fetch>,
+    /// How connections are made.
+    pub dispatcher: Option<Dispatcher>,
+}
+
+impl TransportOptions {
+    /// Each setting of `self` where set, else `outer`'s: `self` is the nearer level.
+    pub fn over(&self, outer: &TransportOptions) -> TransportOptions {
+        TransportOptions {
+            fetch: self.fetch.clone().or_else(|| outer.fetch.clone()),
+            dispatcher: self.dispatcher.clone().or_else(|| outer.dispatcher.clone()),
+        }
+    }
+}
+
+/// A tower layer given to a source's `middleware` or an endpoint's `.use()`, type-erased so the
+/// tree can hold layers of any type.
+///
+/// ```
+/// use courier_core::Middleware;
+/// use std::time::Duration;
+///
+/// let mw = Middleware::new("concurrency", tower::limit::ConcurrencyLimitLayer::new(8));
+/// assert_eq!(mw.name(), "concurrency");
+/// ```
+#[derive(Clone)]
+pub struct Middleware {
+    name: Arc<str>,
+    wrap: Arc<dyn Fn(HttpService) -> HttpService + Send + Sync>,
+}
+
+impl Middleware {
+    /// Wraps a tower layer; `name` shows in `Debug` output and logs.
+    pub fn new<L>(name: impl Into<Arc<str>>, layer: L) -> Self
+    where
+        L: Layer<HttpService> + Send + Sync + 'static,
+        L::Service:
+            Service<Request<Body>, Response = Response<Body>> + Clone + Send + Sync + 'static,
+        <L::Service as Service<Request<Body>>>::Error: Into<BoxError>,
+        <L::Service as Service<Request<Body>>>::Future: Send + 'static,
+    {
+        Self {
+            name: name.into(),
+            wrap: Arc::new(move |inner| {
+                BoxCloneSyncService::new(layer.layer(inner).map_err(Into::into))
+            }),
+        }
+    }
+
+    /// The name given at construction.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// Wraps `inner` in this middleware.
+    pub fn apply(&self, inner: HttpService) -> HttpService {
+        (self.wrap)(inner)
+    }
+}
+
+impl fmt::Debug for Middleware {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_tuple("Middleware").field(&self.name).finish()
+    }
+}

@@ -1,0 +1,527 @@
+//! [`ApiDef`]: a source — base URL, options, groups — built and validated by [`ApiBuilder`].
+
+use super::endpoint::{EndpointDef, Kind};
+use super::group::GroupDef;
+use super::path_options::PathOptions;
+use super::resolve::{ResolvedEndpoint, ResolvedGroup};
+use crate::body::BoxError;
+use crate::encode::{BodySerializer, DefaultSearchParams, SearchParamsSerializer};
+use crate::error::{ConfigurationError, ErrorCode};
+use crate::options::{ForwardOptions, ResponseType, SessionOptions};
+use crate::transport::{Dispatcher, Fetch, Middleware, TransportOptions};
+use crate::validate;
+use bytes::Bytes;
+use http::{HeaderMap, HeaderName, Uri};
+use serde_json::{Map, Value};
+use std::collections::{BTreeMap, HashMap};
+use std::fmt;
+use std::sync::Arc;
+use std::time::Duration;
+
+type ParseFn = dyn Fn(&http::response::Parts, Bytes) -> Result<Value, BoxError> + Send + Sync;
+
+/// A custom response parser (the spec's `responseParser`); overrides the response type.
+#[derive(Clone)]
+pub struct ResponseParser(Arc<ParseFn>);
+
+impl ResponseParser {
+    /// Wraps a parser of a buffered response.
+    pub fn new<F>(f: F) -> Self
+    where
+        F: Fn(&http::response::Parts, Bytes) -> Result<Value, BoxError> + Send + Sync + 'static,
+    {
+        Self(Arc::new(f))
+    }
+
+    /// Parses one response.
+    pub fn parse(&self, parts: &http::response::Parts, body: Bytes) -> Result<Value, BoxError> {
+        (self.0)(parts, body)
+    }
+}
+
+impl fmt::Debug for ResponseParser {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("ResponseParser(..)")
+    }
+}
+
+/// A source's options, every field of the spec's `BaseOptions` table; read them on a built
+/// [`ApiDef`] with [`ApiDef::options`].
+#[derive(Clone, Debug)]
+#[non_exhaustive]
+pub struct SourceOptions {
+    /// The prefix of every request of the source.
+    pub base_url: Option<Uri>,
+    /// How response bodies are parsed. Default JSON.
+    pub response_type: ResponseType,
+    /// A custom parser, over `response_type`.
+    pub response_parser: Option<ResponseParser>,
+    /// Merged into every POST, PUT and PATCH body.
+    pub default_body: Map<String, Value>,
+    /// Merged into the search parameters of every request.
+    pub default_query_params: Map<String, Value>,
+    /// Extra header names the proxy carries for every endpoint, both ways.
+    pub allowed_headers: Vec<HeaderName>,
+    /// A custom body encoder.
+    pub body_serializer: Option<Arc<dyn BodySerializer>>,
+    /// The search-parameter encoder and decoder.
+    pub search_params_serializer: Arc<dyn SearchParamsSerializer>,
+    /// Whether identical in-flight reads share one call. Default true.
+    pub coalesce: bool,
+    /// Dotted paths of reads that a newer call cancels while in flight.
+    pub cancel_previous: Vec<String>,
+    /// Layers applied to every request, outermost first.
+    pub middleware: Vec<Middleware>,
+    /// Values for path parameters, resolved before every group's.
+    pub path_options: Option<PathOptions>,
+    /// Bounds each upstream attempt, under an endpoint's and a call's own.
+    pub timeout: Option<Duration>,
+    /// Headers always sent.
+    pub headers: HeaderMap,
+    /// How the user's session is kept.
+    pub session: Option<SessionOptions>,
+    /// What a call made while serving a request carries from it.
+    pub forward: Option<ForwardOptions>,
+    /// Whether the source's endpoints are exposed to the proxy unless a group or endpoint says
+    /// otherwise. Default false.
+    pub expose: bool,
+    /// The source's transport settings.
+    pub transport: TransportOptions,
+}
+
+impl Default for SourceOptions {
+    fn default() -> Self {
+        Self {
+            base_url: None,
+            response_type: ResponseType::Json,
+            response_parser: None,
+            default_body: Map::new(),
+            default_query_params: Map::new(),
+            allowed_headers: Vec::new(),
+            body_serializer: None,
+            search_params_serializer: Arc::new(DefaultSearchParams),
+            coalesce: true,
+            cancel_previous: Vec::new(),
+            middleware: Vec::new(),
+            path_options: None,
+            timeout: None,
+            headers: HeaderMap::new(),
+            session: None,
+            forward: None,
+            expose: false,
+            transport: TransportOptions::default(),
+        }
+    }
+}
+
+/// Builds an [`ApiDef`] (the spec's `defineApi`). Setters take and return `self`; [`build`]
+/// validates the whole tree and returns the first error met.
+///
+/// [`build`]: ApiBuilder::build
+#[derive(Debug, Default)]
+#[must_use]
+pub struct ApiBuilder {
+    options: SourceOptions,
+    base_url: Option<String>,
+    headers: Vec<(String, String)>,
+    allowed_headers: Vec<String>,
+    groups: BTreeMap<String, GroupDef>,
+}
+
+impl ApiBuilder {
+    /// The prefix of every request: an absolute `http` or `https` URL. Its path is kept
+    /// literally (no `:name` parameters in it).
+    pub fn base_url(mut self, url: impl Into<String>) -> Self {
+        self.base_url = Some(url.into());
+        self
+    }
+
+    /// How response bodies are parsed.
+    pub fn response_type(mut self, response_type: ResponseType) -> Self {
+        self.options.response_type = response_type;
+        self
+    }
+
+    /// A custom response parser, over the response type.
+    pub fn response_parser(mut self, parser: ResponseParser) -> Self {
+        self.options.response_parser = Some(parser);
+        self
+    }
+
+    /// Merged into every POST, PUT and PATCH body; a JSON value that is not an object adds
+    /// nothing.
+    pub fn default_body(mut self, body: Value) -> Self {
+        if let Value::Object(map) = body {
+            self.options.default_body.extend(map);
+        }
+        self
+    }
+
+    /// Merged into the search parameters of every request; a JSON value that is not an object
+    /// adds nothing.
+    pub fn default_query_params(mut self, params: Value) -> Self {
+        if let Value::Object(map) = params {
+            self.options.default_query_params.extend(map);
+        }
+        self
+    }
+
+    /// Extra header names the proxy carries for every endpoint, both ways.
+    pub fn allowed_headers<I, S>(mut self, names: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        self.allowed_headers
+            .extend(names.into_iter().map(Into::into));
+        self
+    }
+
+    /// A custom body encoder, e.g. [`UrlEncodedBody`](crate::encode::UrlEncodedBody).
+    pub fn body_serializer(mut self, serializer: impl BodySerializer + 'static) -> Self {
+        self.options.body_serializer = Some(Arc::new(serializer));
+        self
+    }
+
+    /// A custom search-parameter encoder and decoder.
+    pub fn search_params_serializer(
+        mut self,
+        serializer: impl SearchParamsSerializer + 'static,
+    ) -> Self {
+        self.options.search_params_serializer = Arc::new(serializer);
+        self
+    }
+
+    /// Whether identical in-flight reads share one call. Default true.
+    pub fn coalesce(mut self, coalesce: bool) -> Self {
+        self.options.coalesce = coalesce;
+        self
+    }
+
+    /// Dotted paths of reads a newer call cancels while in flight. Each must name a read of
+    /// this API, else `build` fails with `CANCEL_PREVIOUS_INVALID`.
+    pub fn cancel_previous<I, S>(mut self, paths: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        self.options
+            .cancel_previous
+            .extend(paths.into_iter().map(Into::into));
+        self
+    }
+
+    /// Applies a tower layer to every request (the spec's `middleware`), outermost first.
+    pub fn middleware(mut self, middleware: Middleware) -> Self {
+        self.options.middleware.push(middleware);
+        self
+    }
+
+    /// Values for path parameters, resolved before every group's.
+    pub fn path_options(mut self, options: PathOptions) -> Self {
+        self.options.path_options = Some(options);
+        self
+    }
+
+    /// Bounds each upstream attempt.
+    pub fn timeout(mut self, timeout: Duration) -> Self {
+        self.options.timeout = Some(timeout);
+        self
+    }
+
+    /// A header always sent; checked by `build`.
+    pub fn header(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
+        self.headers.push((name.into(), value.into()));
+        self
+    }
+
+    /// Keeps the user's session on calls made while serving a request.
+    pub fn session(mut self, session: SessionOptions) -> Self {
+        self.options.session = Some(session);
+        self
+    }
+
+    /// Carries headers from a served request.
+    pub fn forward(mut self, forward: ForwardOptions) -> Self {
+        self.options.forward = Some(forward);
+        self
+    }
+
+    /// Exposes the source's endpoints to the proxy unless a group or endpoint says otherwise.
+    pub fn expose(mut self, expose: bool) -> Self {
+        self.options.expose = expose;
+        self
+    }
+
+    /// A replacement transport (the spec's `fetch`).
+    pub fn fetch(mut self, fetch: Fetch) -> Self {
+        self.options.transport.fetch = Some(fetch);
+        self
+    }
+
+    /// How connections are made (the spec's `dispatcher`).
+    pub fn dispatcher(mut self, dispatcher: Dispatcher) -> Self {
+        self.options.transport.dispatcher = Some(dispatcher);
+        self
+    }
+
+    /// Adds a group.
+    pub fn group(mut self, name: impl Into<String>, group: GroupDef) -> Self {
+        self.groups.insert(name.into(), group);
+        self
+    }
+
+    /// Validates the tree and builds it.
+    ///
+    /// # Errors
+    ///
+    /// The first [`ConfigurationError`] met: names (`EMPTY_NAME`, `DOTTED_NAME`,
+    /// `RESERVED_ENDPOINT_NAME`), addresses (`INVALID_BASE_URL`, `INVALID_PATH`), headers
+    /// (`INVALID_HEADER`, `SESSION_HEADER_CONFLICT`), `CANCEL_PREVIOUS_INVALID`,
+    /// `SOURCE_TRANSPORT_INVALID` and `INVALID_OPTION`.
+    pub fn build(self) -> Result<ApiDef, ConfigurationError> {
+        let ApiBuilder {
+            mut options,
+            base_url,
+            headers,
+            allowed_headers,
+            groups,
+        } = self;
+
+        if let Some(url) = base_url {
+            options.base_url = Some(validate::base_url(&url)?);
+        }
+        for (name, value) in &headers {
+            let path = format!("headers.{name}");
+            let header = validate::header_name(name, &path)?;
+            let value = validate::header_value(name, value, &path)?;
+            options.headers.append(header, value);
+        }
+        for name in &allowed_headers {
+            let header = validate::header_name(name, "allowed_headers")?;
+            options.allowed_headers.push(header);
+        }
+        check_source(&options)?;
+
+        let mut index = HashMap::new();
+        let root = super::resolve::resolve_root(&options, &groups, &mut index)?;
+
+        check_session_conflict(&options, &index)?;
+        check_cancel_previous(&options, &index)?;
+
+        Ok(ApiDef {
+            inner: Arc::new(ApiInner {
+                options,
+                groups,
+                root,
+                index,
+            }),
+        })
+    }
+}
+
+fn check_source(options: &SourceOptions) -> Result<(), ConfigurationError> {
+    if options.timeout == Some(Duration::ZERO) {
+        return Err(ConfigurationError::new(
+            ErrorCode::InvalidOption,
+            "a timeout of zero never succeeds",
+        )
+        .at("timeout"));
+    }
+    if let Some(session) = &options.session {
+        for cookie in &session.cookies {
+            let name = cookie.strip_suffix('*').unwrap_or(cookie);
+            if name.is_empty() && cookie != "*" || name.contains(['=', ';', ' ', ',']) {
+                return Err(ConfigurationError::new(
+                    ErrorCode::InvalidOption,
+                    format!("`{cookie}` is not a cookie name or a prefix ending in `*`"),
+                )
+                .at("session.cookies"));
+            }
+        }
+        if let Some(csrf) = &session.csrf {
+            validate::header_name(&csrf.header, "session.csrf.header")?;
+        }
+        for origin in &session.trusted_origins {
+            validate::origin(origin, "session.trusted_origins")?;
+        }
+    }
+    if let Some(forward) = &options.forward {
+        if let Some(name) = forward.request_id.header_or("x-request-id") {
+            validate::header_name(name, "forward.request_id")?;
+        }
+        if let Some(name) = forward.client_address.header_or("x-forwarded-for") {
+            validate::header_name(name, "forward.client_address")?;
+        }
+        for name in &forward.headers {
+            validate::header_name(name, "forward.headers")?;
+        }
+    }
+    check_transport(&options.transport, "transport")
+}
+
+pub(crate) fn check_transport(
+    transport: &TransportOptions,
+    path: &str,
+) -> Result<(), ConfigurationError> {
+    if let Some(proxy) = transport.dispatcher.as_ref().and_then(|d| d.proxy.as_ref()) {
+        if !matches!(proxy.scheme_str(), Some("http" | "https")) || proxy.host().is_none() {
+            return Err(ConfigurationError::new(
+                ErrorCode::SourceTransportInvalid,
+                format!("the proxy `{proxy}` must be an http:// or https:// URL with a host"),
+            )
+            .at(format!("{path}.proxy")));
+        }
+    }
+    Ok(())
+}
+
+fn check_session_conflict(
+    options: &SourceOptions,
+    index: &HashMap<String, Arc<ResolvedEndpoint>>,
+) -> Result<(), ConfigurationError> {
+    if options.session.is_none() {
+        return Ok(());
+    }
+    let conflict = |name: &str, path: String| {
+        ConfigurationError::new(
+            ErrorCode::SessionHeaderConflict,
+            format!(
+                "an API with `session` manages cookies itself and may not list `{name}` in its allowed or forwarded headers"
+            ),
+        )
+        .at(path)
+    };
+    if let Some(name) = options
+        .allowed_headers
+        .iter()
+        .find(|h| validate::is_cookie_header(h.as_str()))
+    {
+        return Err(conflict(name.as_str(), "allowed_headers".into()));
+    }
+    if let Some(name) = options
+        .forward
+        .iter()
+        .flat_map(|f| &f.headers)
+        .find(|h| validate::is_cookie_header(h))
+    {
+        return Err(conflict(name, "forward.headers".into()));
+    }
+    let mut paths: Vec<_> = index.keys().collect();
+    paths.sort();
+    for path in paths {
+        let endpoint = &index[path];
+        if let Some(name) = endpoint
+            .definition()
+            .options()
+            .headers
+            .iter()
+            .find(|h| validate::is_cookie_header(h))
+        {
+            return Err(conflict(name, format!("{path}.headers")));
+        }
+    }
+    Ok(())
+}
+
+fn check_cancel_previous(
+    options: &SourceOptions,
+    index: &HashMap<String, Arc<ResolvedEndpoint>>,
+) -> Result<(), ConfigurationError> {
+    for path in &options.cancel_previous {
+        let invalid = |why: &str| {
+            ConfigurationError::new(
+                ErrorCode::CancelPreviousInvalid,
+                format!("cancel_previous lists `{path}`, {why}"),
+            )
+            .at("cancel_previous")
+        };
+        match index.get(path.as_str()).map(|e| e.definition()) {
+            None => return Err(invalid("which this API does not define")),
+            Some(EndpointDef::Http(http)) if http.kind() == Kind::Query => {}
+            Some(EndpointDef::Http(_)) => {
+                return Err(invalid("which writes; only reads can be cancelled"))
+            }
+            Some(_) => {
+                return Err(invalid(
+                    "which is a stream or channel; only HTTP reads can be cancelled",
+                ))
+            }
+        }
+    }
+    Ok(())
+}
+
+#[derive(Debug)]
+struct ApiInner {
+    options: SourceOptions,
+    groups: BTreeMap<String, GroupDef>,
+    root: ResolvedGroup,
+    index: HashMap<String, Arc<ResolvedEndpoint>>,
+}
+
+/// A built, validated source: its options, its groups, and each endpoint resolved (full
+/// address template, path options chain, exposure, transport). Cheap to clone.
+///
+/// ```
+/// use courier_core::{ApiDef, GroupDef, HttpEndpoint};
+///
+/// let api = ApiDef::builder()
+///     .base_url("http://127.0.0.1:9000/v1")
+///     .group(
+///         "users",
+///         GroupDef::new()
+///             .prefix("/users")
+///             .endpoint("get", HttpEndpoint::get("/:id"))
+///             .group("posts", GroupDef::new().prefix("/:id/posts").endpoint("list", HttpEndpoint::get(""))),
+///     )
+///     .build()?;
+///
+/// let list = api.endpoint("users.posts.list").unwrap();
+/// assert_eq!(list.template().unwrap().as_str(), "/users/:id/posts");
+/// assert_eq!(list.group_path(), "users.posts");
+/// # Ok::<(), courier_core::ConfigurationError>(())
+/// ```
+#[derive(Clone, Debug)]
+pub struct ApiDef {
+    inner: Arc<ApiInner>,
+}
+
+impl ApiDef {
+    /// Starts a source.
+    pub fn builder() -> ApiBuilder {
+        ApiBuilder::default()
+    }
+
+    /// The source's options.
+    pub fn options(&self) -> &SourceOptions {
+        &self.inner.options
+    }
+
+    /// The groups as defined.
+    pub fn groups(&self) -> &BTreeMap<String, GroupDef> {
+        &self.inner.groups
+    }
+
+    /// The resolved tree, from the root (which holds groups only).
+    pub fn root(&self) -> &ResolvedGroup {
+        &self.inner.root
+    }
+
+    /// A resolved endpoint by its dotted path (`users.posts.list`).
+    pub fn endpoint(&self, path: &str) -> Option<&Arc<ResolvedEndpoint>> {
+        self.inner.index.get(path)
+    }
+
+    /// A resolved endpoint by group path and name, as the proxy's `_g` and `_m` give them.
+    pub fn endpoint_in(&self, group: &str, name: &str) -> Option<&Arc<ResolvedEndpoint>> {
+        self.root().find_group(group)?.endpoint(name)
+    }
+
+    /// Every endpoint, sorted by dotted path.
+    pub fn endpoints(&self) -> Vec<&Arc<ResolvedEndpoint>> {
+        let mut all: Vec<_> = self.inner.index.values().collect();
+        all.sort_by(|a, b| a.path().cmp(b.path()));
+        all
+    }
+}

@@ -1,0 +1,308 @@
+//! Endpoint descriptors: the three heads [`HttpEndpoint`], [`StreamEndpoint`] and
+//! [`ChannelEndpoint`], and the options they share.
+//!
+//! A descriptor is inert data: it says where an endpoint is and how it is called; a caller puts
+//! it to work.
+
+mod channel;
+mod handler;
+mod http;
+mod stream;
+mod via;
+
+pub use self::channel::{ChannelEndpoint, ChannelSource, Topic};
+pub use self::handler::{
+    ChannelHandler, ChannelHandlers, ChannelRequest, Event, EventStream, MessageStream, Peer,
+    PeerHandler, StreamHandler, StreamRequest,
+};
+pub use self::http::{HttpAddress, HttpEndpoint};
+pub use self::stream::{StreamEndpoint, StreamSource};
+pub use self::via::{Via, WireCall};
+
+use crate::options::{RetryPolicy, SessionMode};
+use crate::transport::Middleware;
+use serde_json::{Map, Value};
+use std::time::Duration;
+
+/// Whether an HTTP endpoint reads or writes (the spec's `Kind`: `"query"` or `"mutation"`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Kind {
+    /// A read: may be coalesced, cancelled by a newer call, retried and cached.
+    Query,
+    /// A write: never shared, never cancelled.
+    Mutation,
+}
+
+impl Kind {
+    /// `"query"` or `"mutation"`, as the routes record writes it.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Self::Query => "query",
+            Self::Mutation => "mutation",
+        }
+    }
+
+    /// The kind a verb implies: GET, HEAD, OPTIONS and QUERY read; everything else writes.
+    pub fn of_method(method: &::http::Method) -> Self {
+        match method.as_str() {
+            "GET" | "HEAD" | "OPTIONS" | "QUERY" => Self::Query,
+            _ => Self::Mutation,
+        }
+    }
+}
+
+/// An endpoint's retry setting: the source's default, none, or a policy of its own.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub enum Retry {
+    /// Whatever the stack's default is.
+    #[default]
+    Inherit,
+    /// Never retried.
+    Off,
+    /// Retried by this policy.
+    Policy(RetryPolicy),
+}
+
+impl From<RetryPolicy> for Retry {
+    fn from(policy: RetryPolicy) -> Self {
+        Self::Policy(policy)
+    }
+}
+
+impl From<bool> for Retry {
+    fn from(on: bool) -> Self {
+        if on {
+            Self::Policy(RetryPolicy::default())
+        } else {
+            Self::Off
+        }
+    }
+}
+
+/// Options every head shares: `.expose()`, `.headers()`, `.timeout()`, `.retry()`, `.meta()`,
+/// `.layer()` (the spec's `.use()`), `session` and `forward`.
+#[derive(Clone, Debug)]
+pub struct EndpointOptions {
+    /// `Some(true)` when `.expose()`d; `None` defers to the nearest group, then the source.
+    pub expose: Option<bool>,
+    /// Header names added to the source's allowed headers for this endpoint.
+    pub headers: Vec<String>,
+    /// Bounds each upstream attempt; over the source's timeout, under a call's own.
+    pub timeout: Option<Duration>,
+    /// The retry setting.
+    pub retry: Retry,
+    /// Free-form metadata, readable by layers.
+    pub meta: Map<String, Value>,
+    /// Layers applied to this endpoint's calls only, outermost first.
+    pub layers: Vec<Middleware>,
+    /// How the endpoint takes part in the session.
+    pub session: SessionMode,
+    /// Whether forwarded headers go with its calls.
+    pub forward: bool,
+}
+
+impl Default for EndpointOptions {
+    fn default() -> Self {
+        Self {
+            expose: None,
+            headers: Vec::new(),
+            timeout: None,
+            retry: Retry::Inherit,
+            meta: Map::new(),
+            layers: Vec::new(),
+            session: SessionMode::On,
+            forward: true,
+        }
+    }
+}
+
+/// Builder methods every head shares, written once.
+macro_rules! common_builders {
+    ($ty:ty) => {
+        impl $ty {
+            /// Marks the endpoint callable by a browser through the proxy (the spec's
+            /// `.expose()`), whatever its group says.
+            #[must_use]
+            pub fn expose(mut self) -> Self {
+                self.options.expose = Some(true);
+                self
+            }
+
+            /// Sets exposure explicitly; `false` hides the endpoint even in an exposed group.
+            #[must_use]
+            pub fn exposed(mut self, expose: bool) -> Self {
+                self.options.expose = Some(expose);
+                self
+            }
+
+            /// Adds header names to the source's allowed headers for this endpoint, in both
+            /// directions through the proxy (adds, does not replace).
+            #[must_use]
+            pub fn headers<I, S>(mut self, names: I) -> Self
+            where
+                I: IntoIterator<Item = S>,
+                S: Into<String>,
+            {
+                self.options
+                    .headers
+                    .extend(names.into_iter().map(Into::into));
+                self
+            }
+
+            /// Bounds each upstream attempt.
+            #[must_use]
+            pub fn timeout(mut self, timeout: std::time::Duration) -> Self {
+                self.options.timeout = Some(timeout);
+                self
+            }
+
+            /// Sets the retry policy: a [`RetryPolicy`](crate::RetryPolicy), or `false` for none.
+            #[must_use]
+            pub fn retry(mut self, retry: impl Into<$crate::tree::endpoint::Retry>) -> Self {
+                self.options.retry = retry.into();
+                self
+            }
+
+            /// Adds a metadata entry, readable by layers.
+            #[must_use]
+            pub fn meta(mut self, key: impl Into<String>, value: serde_json::Value) -> Self {
+                self.options.meta.insert(key.into(), value);
+                self
+            }
+
+            /// Applies a tower layer to this endpoint's calls (the spec's `.use()`).
+            #[must_use]
+            pub fn layer<L>(mut self, layer: L) -> Self
+            where
+                L: tower::Layer<$crate::HttpService> + Send + Sync + 'static,
+                L::Service: tower::Service<
+                        ::http::Request<$crate::Body>,
+                        Response = ::http::Response<$crate::Body>,
+                    > + Clone
+                    + Send
+                    + Sync
+                    + 'static,
+                <L::Service as tower::Service<::http::Request<$crate::Body>>>::Error:
+                    Into<$crate::BoxError>,
+                <L::Service as tower::Service<::http::Request<$crate::Body>>>::Future:
+                    Send + 'static,
+            {
+                self.options
+                    .layers
+                    .push($crate::Middleware::new(std::any::type_name::<L>(), layer));
+                self
+            }
+
+            /// Applies an already type-erased [`Middleware`](crate::Middleware).
+            #[must_use]
+            pub fn middleware(mut self, middleware: $crate::Middleware) -> Self {
+                self.options.layers.push(middleware);
+                self
+            }
+
+            /// Sets how the endpoint takes part in the session: `false` sends none,
+            /// [`SessionMode::Unguarded`](crate::SessionMode::Unguarded) skips the write checks.
+            #[must_use]
+            pub fn session(mut self, mode: impl Into<$crate::SessionMode>) -> Self {
+                self.options.session = mode.into();
+                self
+            }
+
+            /// `false` keeps forwarded headers off this endpoint's calls.
+            #[must_use]
+            pub fn forward(mut self, forward: bool) -> Self {
+                self.options.forward = forward;
+                self
+            }
+
+            /// The shared options.
+            pub fn options(&self) -> &$crate::EndpointOptions {
+                &self.options
+            }
+        }
+    };
+}
+pub(crate) use common_builders;
+
+/// An endpoint of any head.
+#[derive(Clone, Debug)]
+pub enum EndpointDef {
+    /// An HTTP read or write.
+    Http(HttpEndpoint),
+    /// A server-sent event stream.
+    Stream(StreamEndpoint),
+    /// A WebSocket channel.
+    Channel(ChannelEndpoint),
+}
+
+impl EndpointDef {
+    /// The shared options.
+    pub fn options(&self) -> &EndpointOptions {
+        match self {
+            Self::Http(e) => e.options(),
+            Self::Stream(e) => e.options(),
+            Self::Channel(e) => e.options(),
+        }
+    }
+
+    /// The HTTP endpoint, if it is one.
+    pub fn as_http(&self) -> Option<&HttpEndpoint> {
+        match self {
+            Self::Http(e) => Some(e),
+            _ => None,
+        }
+    }
+
+    /// The stream, if it is one.
+    pub fn as_stream(&self) -> Option<&StreamEndpoint> {
+        match self {
+            Self::Stream(e) => Some(e),
+            _ => None,
+        }
+    }
+
+    /// The channel, if it is one.
+    pub fn as_channel(&self) -> Option<&ChannelEndpoint> {
+        match self {
+            Self::Channel(e) => Some(e),
+            _ => None,
+        }
+    }
+
+    /// The path template this endpoint is addressed at, when it has one (not `.via()` or
+    /// `.implement()`).
+    pub fn path(&self) -> Option<&str> {
+        match self {
+            Self::Http(e) => match e.address() {
+                HttpAddress::Path { path, .. } => Some(path),
+                HttpAddress::Via(_) => None,
+            },
+            Self::Stream(e) => match e.source() {
+                StreamSource::Path(path) => Some(path),
+                _ => None,
+            },
+            Self::Channel(e) => match e.source() {
+                ChannelSource::Path(path) => Some(path),
+                _ => None,
+            },
+        }
+    }
+}
+
+impl From<HttpEndpoint> for EndpointDef {
+    fn from(e: HttpEndpoint) -> Self {
+        Self::Http(e)
+    }
+}
+
+impl From<StreamEndpoint> for EndpointDef {
+    fn from(e: StreamEndpoint) -> Self {
+        Self::Stream(e)
+    }
+}
+
+impl From<ChannelEndpoint> for EndpointDef {
+    fn from(e: ChannelEndpoint) -> Self {
+        Self::Channel(e)
+    }
+}

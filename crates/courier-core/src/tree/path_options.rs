@@ -1,0 +1,169 @@
+//! [`PathOptions`]: values for path parameters, fixed or computed per request.
+
+use crate::body::BoxError;
+use serde_json::{Map, Value};
+use std::fmt;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+
+/// A boxed, sendable future: what a computed [`PathOptions`] returns.
+pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
+
+type Compute = dyn Fn(Option<&http::request::Parts>) -> BoxFuture<'static, Result<Map<String, Value>, BoxError>>
+    + Send
+    + Sync;
+
+/// Values for path parameter substitution, set on a source or a group (the spec's `pathOptions`).
+///
+/// Either a fixed map, or a function of the request being served (`None` outside a server), which
+/// may be async. Levels resolve source first, then groups outer to inner, a lower level replacing
+/// a higher one's value for the same key; a caller's variables never replace a key that path
+/// options hold (address rule 4): such a variable is dropped from the call altogether, so a
+/// browser cannot override, say, a tenant the server sets.
+///
+/// ```
+/// use courier_core::PathOptions;
+/// use serde_json::json;
+///
+/// let fixed = PathOptions::fixed(json!({ "tenant": "acme" }));
+/// let per_request = PathOptions::from_fn(|req| {
+///     let host = req.and_then(|r| r.headers.get("host")).and_then(|h| h.to_str().ok());
+///     json!({ "tenant": host.unwrap_or("public") })
+/// });
+/// # let _ = (fixed, per_request);
+/// ```
+#[derive(Clone)]
+pub enum PathOptions {
+    /// The same values for every call.
+    Fixed(Arc<Map<String, Value>>),
+    /// Values computed for each call from the served request.
+    Computed(Arc<Compute>),
+}
+
+impl PathOptions {
+    /// Fixed values. A value that is not a JSON object gives no values.
+    pub fn fixed(values: Value) -> Self {
+        match values {
+            Value::Object(map) => Self::Fixed(Arc::new(map)),
+            _ => Self::Fixed(Arc::new(Map::new())),
+        }
+    }
+
+    /// Values computed synchronously from the served request. A result that is not a JSON object
+    /// gives no values.
+    pub fn from_fn<F>(f: F) -> Self
+    where
+        F: Fn(Option<&http::request::Parts>) -> Value + Send + Sync + 'static,
+    {
+        Self::Computed(Arc::new(move |req| {
+            let values = match f(req) {
+                Value::Object(map) => map,
+                _ => Map::new(),
+            };
+            Box::pin(std::future::ready(Ok(values)))
+        }))
+    }
+
+    /// Values computed asynchronously from the served request; an error fails the call.
+    pub fn from_async_fn<F, Fut>(f: F) -> Self
+    where
+        F: Fn(Option<&http::request::Parts>) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<Map<String, Value>, BoxError>> + Send + 'static,
+    {
+        Self::Computed(Arc::new(move |req| Box::pin(f(req))))
+    }
+
+    /// The values for one call.
+    pub fn values(
+        &self,
+        served: Option<&http::request::Parts>,
+    ) -> BoxFuture<'static, Result<Map<String, Value>, BoxError>> {
+        match self {
+            Self::Fixed(map) => {
+                let map = Map::clone(map);
+                Box::pin(std::future::ready(Ok(map)))
+            }
+            Self::Computed(f) => f(served),
+        }
+    }
+}
+
+impl fmt::Debug for PathOptions {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Fixed(map) => f.debug_tuple("Fixed").field(map).finish(),
+            Self::Computed(_) => f.write_str("Computed(..)"),
+        }
+    }
+}
+
+/// Resolves a chain of path options, outermost (the source) first: each level replaces the
+/// values of the levels before it for the same key.
+pub async fn resolve_path_options(
+    chain: &[PathOptions],
+    served: Option<&http::request::Parts>,
+) -> Result<Map<String, Value>, BoxError> {
+    let mut out = Map::new();
+    for level in chain {
+        for (key, value) in level.values(served).await? {
+            out.insert(key, value);
+        }
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn block_on<F: Future>(f: F) -> F::Output {
+        // The futures here never pend: poll once with a no-op waker.
+        let mut f = std::pin::pin!(f);
+        let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
+        match f.as_mut().poll(&mut cx) {
+            std::task::Poll::Ready(v) => v,
+            std::task::Poll::Pending => panic!("pending"),
+        }
+    }
+
+    #[test]
+    fn lower_levels_replace_higher_ones() {
+        let chain = [
+            PathOptions::fixed(json!({ "tenant": "source", "region": "eu" })),
+            PathOptions::fixed(json!({ "tenant": "outer" })),
+            PathOptions::from_fn(|_| json!({ "tenant": "inner" })),
+        ];
+        let values = block_on(resolve_path_options(&chain, None)).unwrap();
+        assert_eq!(
+            Value::Object(values),
+            json!({ "tenant": "inner", "region": "eu" })
+        );
+    }
+
+    #[test]
+    fn computed_options_see_the_served_request() {
+        let opts = PathOptions::from_fn(
+            |req| json!({ "host": req.and_then(|r| r.headers.get("host")).and_then(|h| h.to_str().ok()) }),
+        );
+        let (parts, ()) = http::Request::builder()
+            .header("host", "a.example")
+            .body(())
+            .unwrap()
+            .into_parts();
+        let values = block_on(opts.values(Some(&parts))).unwrap();
+        assert_eq!(values["host"], json!("a.example"));
+        let values = block_on(opts.values(None)).unwrap();
+        assert_eq!(values["host"], Value::Null);
+    }
+
+    #[test]
+    fn async_errors_fail_resolution() {
+        let chain = [PathOptions::from_async_fn(|_| async {
+            Err::<Map<String, Value>, BoxError>("no tenant".into())
+        })];
+        let err = block_on(resolve_path_options(&chain, None)).unwrap_err();
+        assert_eq!(err.to_string(), "no tenant");
+    }
+}

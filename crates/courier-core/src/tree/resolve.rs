@@ -1,0 +1,295 @@
+//! Resolution of a tree into addressable endpoints: the spec's address rules 1–7, computed once
+//! when the tree is built.
+//!
+//! - **Address** (rule 1): base URL, then each enclosing group's prefix outer to inner, then the
+//!   endpoint path, joined with one `/` at each joint ([`join_path`]).
+//! - **Names** (rules 2, 3, 7): a group is named by its dotted path; names may not hold dots or
+//!   be reserved.
+//! - **Path options** (rule 4): the chain is the source's, then each group's outer to inner.
+//! - **Exposure** (rule 5): the endpoint's own `.expose()`, else the nearest group that sets it,
+//!   else the source.
+//! - **Transport** (rule 6): each setting from the nearest group that sets it, over the source's.
+
+use super::api::{check_transport, SourceOptions};
+use super::endpoint::{EndpointDef, HttpAddress, Kind, Retry};
+use super::group::GroupDef;
+use super::path_options::PathOptions;
+use crate::encode::{join_path, PathTemplate};
+use crate::error::{ConfigurationError, ErrorCode};
+use crate::transport::TransportOptions;
+use crate::validate::{self, dotted, NameOf};
+use http::HeaderName;
+use std::collections::{BTreeMap, HashMap};
+use std::sync::Arc;
+use std::time::Duration;
+
+/// A group of the built tree: its dotted path, nested groups and resolved endpoints.
+#[derive(Clone, Debug, Default)]
+pub struct ResolvedGroup {
+    path: String,
+    groups: BTreeMap<String, ResolvedGroup>,
+    endpoints: BTreeMap<String, Arc<ResolvedEndpoint>>,
+}
+
+impl ResolvedGroup {
+    /// The dotted path (`""` for the root).
+    pub fn path(&self) -> &str {
+        &self.path
+    }
+
+    /// A nested group by name.
+    pub fn group(&self, name: &str) -> Option<&ResolvedGroup> {
+        self.groups.get(name)
+    }
+
+    /// A nested group by dotted path relative to this one (`""` is this group).
+    pub fn find_group(&self, path: &str) -> Option<&ResolvedGroup> {
+        if path.is_empty() {
+            return Some(self);
+        }
+        path.split('.')
+            .try_fold(self, |group, name| group.group(name))
+    }
+
+    /// An endpoint of this group by name.
+    pub fn endpoint(&self, name: &str) -> Option<&Arc<ResolvedEndpoint>> {
+        self.endpoints.get(name)
+    }
+
+    /// The nested groups.
+    pub fn groups(&self) -> &BTreeMap<String, ResolvedGroup> {
+        &self.groups
+    }
+
+    /// The endpoints.
+    pub fn endpoints(&self) -> &BTreeMap<String, Arc<ResolvedEndpoint>> {
+        &self.endpoints
+    }
+}
+
+/// An endpoint with everything its place in the tree decides.
+#[derive(Clone, Debug)]
+pub struct ResolvedEndpoint {
+    path: String,
+    group_path: String,
+    name: String,
+    def: EndpointDef,
+    prefix: String,
+    template: Option<PathTemplate>,
+    path_options: Vec<PathOptions>,
+    exposed: bool,
+    transport: TransportOptions,
+    allowed_headers: Vec<HeaderName>,
+}
+
+impl ResolvedEndpoint {
+    /// The dotted path: group path and name (`users.posts.list`).
+    pub fn path(&self) -> &str {
+        &self.path
+    }
+
+    /// The dotted path of its group (the proxy's `_g`).
+    pub fn group_path(&self) -> &str {
+        &self.group_path
+    }
+
+    /// Its name (the proxy's `_m`).
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The descriptor.
+    pub fn definition(&self) -> &EndpointDef {
+        &self.def
+    }
+
+    /// The joined prefixes of its groups; a `.via()` path is relative to it.
+    pub fn prefix(&self) -> &str {
+        &self.prefix
+    }
+
+    /// The full path template (prefixes and the endpoint's path), for endpoints addressed by a
+    /// path; the base URL's own path goes before it, literally.
+    pub fn template(&self) -> Option<&PathTemplate> {
+        self.template.as_ref()
+    }
+
+    /// The path options chain, source first.
+    pub fn path_options(&self) -> &[PathOptions] {
+        &self.path_options
+    }
+
+    /// Whether a browser may call it through the proxy.
+    pub fn is_exposed(&self) -> bool {
+        self.exposed
+    }
+
+    /// The transport settings that apply.
+    pub fn transport(&self) -> &TransportOptions {
+        &self.transport
+    }
+
+    /// The source's allowed headers plus the endpoint's own `.headers()`.
+    pub fn allowed_headers(&self) -> &[HeaderName] {
+        &self.allowed_headers
+    }
+
+    /// Read or write, for HTTP endpoints.
+    pub fn kind(&self) -> Option<Kind> {
+        self.def.as_http().map(|h| h.kind())
+    }
+}
+
+/// Where a walk is: what enclosing levels have decided so far.
+struct Scope<'a> {
+    source: &'a SourceOptions,
+    path: String,
+    prefix: String,
+    chain: Vec<PathOptions>,
+    expose: bool,
+    transport: TransportOptions,
+}
+
+pub(crate) fn resolve_root(
+    source: &SourceOptions,
+    groups: &BTreeMap<String, GroupDef>,
+    index: &mut HashMap<String, Arc<ResolvedEndpoint>>,
+) -> Result<ResolvedGroup, ConfigurationError> {
+    let scope = Scope {
+        source,
+        path: String::new(),
+        prefix: String::new(),
+        chain: source.path_options.iter().cloned().collect(),
+        expose: source.expose,
+        transport: source.transport.clone(),
+    };
+    let mut root = ResolvedGroup::default();
+    for (name, group) in groups {
+        let resolved = resolve_group(&scope, name, group, index)?;
+        root.groups.insert(name.clone(), resolved);
+    }
+    Ok(root)
+}
+
+fn template(pieces: &[&str], path: &str) -> Result<(String, PathTemplate), ConfigurationError> {
+    let joined = join_path(pieces);
+    let parsed = PathTemplate::parse(&joined).map_err(|e| {
+        ConfigurationError::new(ErrorCode::InvalidPath, format!("`{joined}`: {e}")).at(path)
+    })?;
+    Ok((joined, parsed))
+}
+
+fn resolve_group(
+    outer: &Scope<'_>,
+    name: &str,
+    group: &GroupDef,
+    index: &mut HashMap<String, Arc<ResolvedEndpoint>>,
+) -> Result<ResolvedGroup, ConfigurationError> {
+    let path = dotted(&outer.path, name);
+    validate::check_name(NameOf::Group, name, &path)?;
+    let (prefix, _) = template(&[&outer.prefix, &group.prefix], &format!("{path}.prefix"))?;
+    let transport = group.transport.over(&outer.transport);
+    check_transport(&group.transport, &format!("{path}.transport"))?;
+    let mut chain = outer.chain.clone();
+    chain.extend(group.path_options.iter().cloned());
+    let scope = Scope {
+        source: outer.source,
+        path: path.clone(),
+        prefix,
+        chain,
+        expose: group.expose.unwrap_or(outer.expose),
+        transport,
+    };
+
+    let mut resolved = ResolvedGroup {
+        path: path.clone(),
+        ..ResolvedGroup::default()
+    };
+    for (name, endpoint) in &group.endpoints {
+        let endpoint = resolve_endpoint(&scope, name, endpoint)?;
+        index.insert(endpoint.path.clone(), Arc::clone(&endpoint));
+        resolved.endpoints.insert(name.clone(), endpoint);
+    }
+    for (name, inner) in &group.groups {
+        let inner = resolve_group(&scope, name, inner, index)?;
+        resolved.groups.insert(name.clone(), inner);
+    }
+    Ok(resolved)
+}
+
+fn resolve_endpoint(
+    scope: &Scope<'_>,
+    name: &str,
+    def: &EndpointDef,
+) -> Result<Arc<ResolvedEndpoint>, ConfigurationError> {
+    let path = dotted(&scope.path, name);
+    validate::check_name(NameOf::Endpoint, name, &path)?;
+
+    let template = match def.path() {
+        Some(own) => Some(template(&[&scope.prefix, own], &format!("{path}.path"))?.1),
+        None => None,
+    };
+    if let EndpointDef::Http(http) = def {
+        if let HttpAddress::Path { method, .. } = http.address() {
+            if http.is_stream_response() && method == http::Method::HEAD {
+                return Err(ConfigurationError::new(
+                    ErrorCode::InvalidOption,
+                    "a HEAD response has no body to stream",
+                )
+                .at(&path));
+            }
+        }
+    }
+
+    let options = def.options();
+    if options.timeout == Some(Duration::ZERO) {
+        return Err(ConfigurationError::new(
+            ErrorCode::InvalidOption,
+            "a timeout of zero never succeeds",
+        )
+        .at(format!("{path}.timeout")));
+    }
+    if let Retry::Policy(policy) = &options.retry {
+        if policy.max_attempts == 0 {
+            return Err(ConfigurationError::new(
+                ErrorCode::InvalidOption,
+                "retry.max_attempts counts the first attempt and must be at least 1",
+            )
+            .at(format!("{path}.retry")));
+        }
+        if !(policy.backoff.factor.is_finite() && policy.backoff.factor >= 1.0) {
+            return Err(ConfigurationError::new(
+                ErrorCode::InvalidOption,
+                "retry.backoff.factor must be a finite number of at least 1",
+            )
+            .at(format!("{path}.retry")));
+        }
+        if policy.backoff.initial_ms > policy.backoff.max_ms {
+            return Err(ConfigurationError::new(
+                ErrorCode::InvalidOption,
+                "retry.backoff.initial_ms may not exceed max_ms",
+            )
+            .at(format!("{path}.retry")));
+        }
+    }
+    let mut allowed_headers = scope.source.allowed_headers.clone();
+    for header in &options.headers {
+        let header = validate::header_name(header, &format!("{path}.headers"))?;
+        if !allowed_headers.contains(&header) {
+            allowed_headers.push(header);
+        }
+    }
+
+    Ok(Arc::new(ResolvedEndpoint {
+        group_path: scope.path.clone(),
+        name: name.to_owned(),
+        def: def.clone(),
+        prefix: scope.prefix.clone(),
+        template,
+        path_options: scope.chain.clone(),
+        exposed: options.expose.unwrap_or(scope.expose),
+        transport: scope.transport.clone(),
+        allowed_headers,
+        path,
+    }))
+}

@@ -1,0 +1,174 @@
+use super::view::{ChannelCall, Endpoint, Mode, Scope};
+use crate::body::BoxError;
+use crate::tree::endpoint::{ChannelEndpoint, ChannelHandler, WireCall};
+use crate::{Dispatch, GroupDef};
+use futures_util::StreamExt;
+use serde::de::DeserializeOwned;
+use serde::Serialize;
+use std::fmt;
+use std::marker::PhantomData;
+
+/// The send marker of a push-only channel: `Channel<R, V>` (the default) cannot be sent on.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct NoSend;
+
+/// A typed WebSocket channel: pushes `R`, subscribed with `V`, and takes `S` from the caller
+/// once declared with [`Channel::send`].
+pub struct Channel<R, V = (), S = NoSend> {
+    def: ChannelEndpoint,
+    _types: PhantomData<fn(V, S) -> R>,
+}
+
+impl<R, V, S> Channel<R, V, S> {
+    /// Wraps a runtime descriptor.
+    pub fn from_def(def: ChannelEndpoint) -> Self {
+        Self {
+            def,
+            _types: PhantomData,
+        }
+    }
+
+    /// The runtime descriptor.
+    pub fn def(&self) -> &ChannelEndpoint {
+        &self.def
+    }
+
+    /// The runtime descriptor, owned.
+    pub fn into_def(self) -> ChannelEndpoint {
+        self.def
+    }
+
+    /// Declares the variables' type.
+    pub fn variables<T>(self) -> Channel<R, T, S> {
+        Channel::from_def(self.def)
+    }
+
+    /// Declares the message type.
+    pub fn response<T>(self) -> Channel<T, V, S> {
+        Channel::from_def(self.def)
+    }
+
+    /// Subscribers share a topic by a key computed from their variables (the spec's
+    /// `.topic(key)`). Variables that do not parse as `V` share a topic by their JSON text.
+    #[must_use]
+    pub fn topic<F>(self, key: F) -> Self
+    where
+        V: DeserializeOwned,
+        F: Fn(&V) -> String + Send + Sync + 'static,
+    {
+        Self::from_def(self.def.topic(move |value| {
+            match serde_json::from_value::<V>(value.clone()) {
+                Ok(vars) => key(&vars),
+                Err(_) => value.to_string(),
+            }
+        }))
+    }
+}
+
+impl<R, V> Channel<R, V, NoSend> {
+    /// Declares what the caller may send (the spec's `.send()`).
+    pub fn send<S>(self) -> Channel<R, V, S> {
+        Channel::from_def(self.def.send())
+    }
+}
+
+super::common::typed_common_builders!(Channel<R, V, S>);
+
+impl<R, V, S> Clone for Channel<R, V, S> {
+    fn clone(&self) -> Self {
+        Self::from_def(self.def.clone())
+    }
+}
+
+impl<R, V, S> fmt::Debug for Channel<R, V, S> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_tuple("Channel").field(&self.def).finish()
+    }
+}
+
+impl<R, V, S> super::group::Member for Channel<R, V, S> {
+    fn add_to(self, name: &str, group: GroupDef) -> GroupDef {
+        group.endpoint(name, self.def)
+    }
+}
+
+impl<R, V, S> Endpoint for Channel<R, V, S> {
+    type Vars = V;
+    type Call<'a, C: Dispatch + 'a, M: Mode> = ChannelCall<'a, C, R, V, S>;
+
+    fn call<'a, C: Dispatch + 'a, M: Mode>(
+        scope: &Scope<'a, C, M>,
+        name: &'static str,
+        vars: V,
+    ) -> ChannelCall<'a, C, R, V, S> {
+        ChannelCall::new(scope.erase(), name, vars)
+    }
+}
+
+/// The head of channels (the spec's `channel`).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct ChannelHead;
+
+/// The head of channels; types come from the field.
+///
+/// ```
+/// use courier_core::typed::{channel, Channel};
+/// # #[derive(serde::Deserialize)] struct ChatOut;
+/// # #[derive(serde::Serialize, serde::Deserialize)] struct RoomId(String);
+/// # #[derive(serde::Serialize)] struct ChatIn;
+/// let room: Channel<ChatOut, RoomId, ChatIn> = channel()
+///     .connect("/rooms/:id")
+///     .send()
+///     .topic(|room: &RoomId| room.0.clone());
+/// # let _ = room;
+/// ```
+pub fn channel() -> ChannelHead {
+    ChannelHead
+}
+
+impl ChannelHead {
+    /// A channel another process serves at `path`.
+    pub fn connect<R, V>(self, path: impl Into<String>) -> Channel<R, V, NoSend> {
+        Channel::from_def(ChannelEndpoint::connect(path))
+    }
+
+    /// A channel whose address is computed from the typed variables.
+    pub fn via<R, V, F>(self, f: F) -> Channel<R, V, NoSend>
+    where
+        V: DeserializeOwned,
+        F: Fn(V) -> Result<WireCall, BoxError> + Send + Sync + 'static,
+    {
+        Channel::from_def(ChannelEndpoint::via(move |value| {
+            f(serde_json::from_value(value)?)
+        }))
+    }
+
+    /// A push-only channel served here: the handler turns a subscriber's variables into a stream
+    /// of messages. Two-way channels are served with
+    /// [`ChannelHandlers`](crate::ChannelHandlers) through
+    /// [`ChannelEndpoint::implement`].
+    pub fn implement<R, V, F, St>(self, handler: F) -> Channel<R, V, NoSend>
+    where
+        R: Serialize + 'static,
+        V: DeserializeOwned + 'static,
+        F: Fn(V) -> St + Send + Sync + 'static,
+        St: futures_core::Stream<Item = R> + Send + 'static,
+    {
+        let handler =
+            ChannelHandler::push(
+                move |req| match serde_json::from_value::<V>(req.variables) {
+                    Ok(vars) => handler(vars)
+                        .map(|msg| serde_json::to_value(msg).map_err(BoxError::from))
+                        .left_stream(),
+                    Err(e) => futures_util::stream::once(std::future::ready(Err::<
+                        serde_json::Value,
+                        BoxError,
+                    >(
+                        e.into()
+                    )))
+                    .right_stream(),
+                },
+            );
+        Channel::from_def(ChannelEndpoint::implement(handler))
+    }
+}

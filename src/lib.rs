@@ -1,0 +1,54 @@
+//! courier: declare remote HTTP APIs as typed data and call them, on tower.
+//!
+//! An API is declared once — a source with a base URL and options, groups of endpoints nested to
+//! any depth — either as a runtime tree ([`ApiDef`], [`GroupDef`], [`HttpEndpoint`], …) or as
+//! Rust structs with `#[derive(Group)]` and `#[derive(Api)]`, which write the same tree and add
+//! typed views whose calls are checked at compile time.
+//!
+//! ```
+//! use courier::typed::{endpoint, Group, Http, Mutation};
+//! use courier::{Api, ApiDef};
+//! use serde::{Deserialize, Serialize};
+//!
+//! #[derive(Deserialize)]
+//! pub struct User { pub id: u64, pub name: String }
+//! #[derive(Serialize)]
+//! pub struct UserId(pub u64);
+//! #[derive(Serialize)]
+//! pub struct NewUser { pub name: String }
+//!
+//! #[derive(courier::Group)]
+//! pub struct Users {
+//!     pub get: Http<User, UserId>,
+//!     pub create: Http<User, NewUser, Mutation>,
+//! }
+//!
+//! #[derive(courier::Api)]
+//! pub struct Example {
+//!     pub users: Group<Users>,
+//! }
+//!
+//! pub fn api() -> Result<Api<Example>, courier::ConfigurationError> {
+//!     let users = Group::new(Users {
+//!         get: endpoint().get("/:id"),
+//!         create: endpoint().post("").expose(),
+//!     })
+//!     .prefix("/users");
+//!     ApiDef::builder()
+//!         .base_url("http://127.0.0.1:9000")
+//!         .build_typed(Example { users })
+//! }
+//!
+//! let api = api()?;
+//! assert_eq!(api.endpoint("users.get").unwrap().template().unwrap().as_str(), "/users/:id");
+//! # Ok::<(), courier::ConfigurationError>(())
+//! ```
+
+pub use courier_core::*;
+
+/// The typed API: `Api<T>` is a built source of shape `T`; `#[derive(Api)]` implements `T`.
+pub use courier_core::typed::Api;
+/// Derives [`typed::ApiSpec`] for a struct of groups: registration and the root client.
+pub use courier_macros::Api;
+/// Derives [`typed::GroupSpec`] for a struct of endpoints and groups: registration and the view.
+pub use courier_macros::Group;

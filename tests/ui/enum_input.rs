@@ -1,0 +1,6 @@
+#[derive(courier::Api)]
+pub enum Example {
+    Users,
+}
+
+fn main() {}
