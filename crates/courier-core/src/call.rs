@@ -3,6 +3,7 @@
 
 use crate::encode::{Form, Variables};
 use crate::error::ConfigurationError;
+use crate::transport::{Dispatcher, Fetch, TransportOptions};
 use crate::tree::api::ApiDef;
 use crate::tree::resolve::ResolvedEndpoint;
 use http::{HeaderMap, HeaderName, HeaderValue, Method, StatusCode};
@@ -10,6 +11,7 @@ use serde::de::DeserializeOwned;
 use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
+use tokio_util::sync::CancellationToken;
 
 /// Options for one call, set with `.with(...)` on a typed view (the spec's `CallOptions`).
 ///
@@ -30,6 +32,8 @@ pub struct CallOptions {
     method: Option<Method>,
     coalesce: Option<bool>,
     headers: HeaderMap,
+    signal: Option<CancellationToken>,
+    transport: TransportOptions,
 }
 
 impl CallOptions {
@@ -62,6 +66,25 @@ impl CallOptions {
         self
     }
 
+    /// Aborts this call when `signal` is cancelled (the spec's `signal`).
+    pub fn signal(mut self, signal: CancellationToken) -> Self {
+        self.signal = Some(signal);
+        self
+    }
+
+    /// A replacement transport for this call, over the endpoint's groups and source (address
+    /// rule 6).
+    pub fn fetch(mut self, fetch: Fetch) -> Self {
+        self.transport.fetch = Some(fetch);
+        self
+    }
+
+    /// How this call's connection is made, over the endpoint's groups and source.
+    pub fn dispatcher(mut self, dispatcher: Dispatcher) -> Self {
+        self.transport.dispatcher = Some(dispatcher);
+        self
+    }
+
     /// The timeout, if set.
     pub fn timeout_value(&self) -> Option<Duration> {
         self.timeout
@@ -82,6 +105,16 @@ impl CallOptions {
         &self.headers
     }
 
+    /// The call's cancellation signal, if set.
+    pub fn signal_value(&self) -> Option<&CancellationToken> {
+        self.signal.as_ref()
+    }
+
+    /// The call's own transport settings.
+    pub fn transport(&self) -> &TransportOptions {
+        &self.transport
+    }
+
     /// `self` with every option `later` sets replaced by `later`'s; headers of `later` replace
     /// those of the same name.
     pub fn merged(&self, later: &CallOptions) -> CallOptions {
@@ -97,6 +130,8 @@ impl CallOptions {
             method: later.method.clone().or_else(|| self.method.clone()),
             coalesce: later.coalesce.or(self.coalesce),
             headers,
+            signal: later.signal.clone().or_else(|| self.signal.clone()),
+            transport: later.transport.over(&self.transport),
         }
     }
 }
@@ -146,6 +181,18 @@ impl IntoVariables for Form {
     }
 }
 
+/// The transport settings that apply to one call of `endpoint`: the call's own, over the nearest
+/// group's, over the source's (address rule 6).
+pub fn call_transport(
+    endpoint: &ResolvedEndpoint,
+    options: Option<&CallOptions>,
+) -> TransportOptions {
+    match options {
+        Some(options) => options.transport.over(endpoint.transport()),
+        None => endpoint.transport().clone(),
+    }
+}
+
 /// One HTTP call as a typed view hands it to its caller.
 #[derive(Debug)]
 #[non_exhaustive]
@@ -191,4 +238,87 @@ pub trait Dispatch: Send + Sync {
     where
         R: DeserializeOwned + Send + 'static,
         V: IntoVariables + Send;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{ApiDef, Dispatcher, GroupDef, HttpEndpoint};
+
+    fn proxy(uri: &str) -> Dispatcher {
+        Dispatcher::new().proxy(uri.parse().expect("a valid URI"))
+    }
+
+    #[test]
+    fn later_options_win_and_headers_replace_by_name() {
+        let first = CallOptions::new()
+            .timeout(Duration::from_secs(1))
+            .coalesce(false)
+            .header(
+                HeaderName::from_static("x-a"),
+                HeaderValue::from_static("1"),
+            )
+            .header(
+                HeaderName::from_static("x-b"),
+                HeaderValue::from_static("1"),
+            );
+        let token = CancellationToken::new();
+        let later = CallOptions::new()
+            .timeout(Duration::from_millis(5))
+            .signal(token.clone())
+            .header(
+                HeaderName::from_static("x-b"),
+                HeaderValue::from_static("2"),
+            );
+        let merged = first.merged(&later);
+        assert_eq!(merged.timeout_value(), Some(Duration::from_millis(5)));
+        assert_eq!(merged.coalesce_value(), Some(false));
+        assert_eq!(merged.headers()["x-a"], "1");
+        assert_eq!(merged.headers().get_all("x-b").iter().count(), 1);
+        assert_eq!(merged.headers()["x-b"], "2");
+        token.cancel();
+        assert!(merged
+            .signal_value()
+            .is_some_and(CancellationToken::is_cancelled));
+    }
+
+    #[test]
+    fn a_calls_transport_wins_over_the_groups_and_the_sources() {
+        let api = ApiDef::builder()
+            .dispatcher(proxy("http://source:1"))
+            .group(
+                "g",
+                GroupDef::new()
+                    .dispatcher(proxy("http://group:1"))
+                    .endpoint("e", HttpEndpoint::get("")),
+            )
+            .group(
+                "plain",
+                GroupDef::new().endpoint("e", HttpEndpoint::get("")),
+            )
+            .build()
+            .expect("a valid tree");
+        let proxy_of =
+            |t: TransportOptions| t.dispatcher.and_then(|d| d.proxy).map(|u| u.to_string());
+        let g = api.endpoint("g.e").expect("defined");
+        let plain = api.endpoint("plain.e").expect("defined");
+        assert_eq!(
+            proxy_of(call_transport(g, None)).as_deref(),
+            Some("http://group:1/")
+        );
+        assert_eq!(
+            proxy_of(call_transport(plain, None)).as_deref(),
+            Some("http://source:1/")
+        );
+        let call = CallOptions::new().dispatcher(proxy("http://call:1"));
+        assert_eq!(
+            proxy_of(call_transport(g, Some(&call))).as_deref(),
+            Some("http://call:1/")
+        );
+        let timeout_only = CallOptions::new().timeout(Duration::from_secs(1));
+        assert_eq!(
+            proxy_of(call_transport(g, Some(&timeout_only))).as_deref(),
+            Some("http://group:1/")
+        );
+    }
 }

@@ -46,7 +46,9 @@ pub mod typed;
 mod validate;
 
 pub use crate::body::{Body, BoxError};
-pub use crate::call::{CallOptions, Dispatch, HttpCallRequest, HttpResponse, IntoVariables};
+pub use crate::call::{
+    call_transport, CallOptions, Dispatch, HttpCallRequest, HttpResponse, IntoVariables,
+};
 pub use crate::error::{ConfigurationError, ErrorCode};
 pub use crate::options::{
     Backoff, CacheOptions, Csrf, ForwardOptions, HeaderToggle, ResponseType, RetryPolicy,
@@ -67,3 +69,5 @@ pub use crate::tree::group::GroupDef;
 pub use crate::tree::path_options::{resolve_path_options, BoxFuture, PathOptions};
 pub use crate::tree::resolve::{ResolvedEndpoint, ResolvedGroup};
 pub use crate::validate::{RESERVED_ENDPOINT_NAMES, RESERVED_GROUP_NAMES};
+/// The cancellation signal of sources and calls (the spec's `signal`), from tokio-util.
+pub use tokio_util::sync::CancellationToken;

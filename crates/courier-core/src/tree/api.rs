@@ -17,6 +17,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
+use tokio_util::sync::CancellationToken;
 
 type ParseFn = dyn Fn(&http::response::Parts, Bytes) -> Result<Value, BoxError> + Send + Sync;
 
@@ -87,6 +88,9 @@ pub struct SourceOptions {
     pub expose: bool,
     /// The source's transport settings.
     pub transport: TransportOptions,
+    /// Aborts every call of the source when cancelled (the spec's `signal`); a call's own signal
+    /// aborts that call alone.
+    pub signal: Option<CancellationToken>,
 }
 
 impl Default for SourceOptions {
@@ -110,6 +114,7 @@ impl Default for SourceOptions {
             forward: None,
             expose: false,
             transport: TransportOptions::default(),
+            signal: None,
         }
     }
 }
@@ -262,6 +267,12 @@ impl ApiBuilder {
     /// How connections are made (the spec's `dispatcher`).
     pub fn dispatcher(mut self, dispatcher: Dispatcher) -> Self {
         self.options.transport.dispatcher = Some(dispatcher);
+        self
+    }
+
+    /// Aborts every call of the source when `signal` is cancelled (the spec's `signal`).
+    pub fn signal(mut self, signal: CancellationToken) -> Self {
+        self.options.signal = Some(signal);
         self
     }
 
