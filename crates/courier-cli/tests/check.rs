@@ -86,7 +86,7 @@ fn transport_files_resolve_beside_the_config() {
 fn dotted_name() {
     let report = fails(&fixture("dotted_name.toml"), "DOTTED_NAME");
     assert!(
-        message(&report).contains("`sources.demo.users.a.b`"),
+        message(&report).contains(r#"`sources.demo.groups.users.endpoints."a.b"`"#),
         "{report}"
     );
 }
@@ -98,7 +98,7 @@ fn reserved_endpoint_name() {
         "RESERVED_ENDPOINT_NAME",
     );
     assert!(
-        message(&report).contains("`sources.demo.users.raw`"),
+        message(&report).contains("`sources.demo.groups.users.endpoints.raw`"),
         "{report}"
     );
 }

@@ -26,14 +26,14 @@ pub(crate) fn dotted(parent: &str, name: &str) -> String {
 }
 
 pub(crate) fn check_name(of: NameOf, name: &str, path: &str) -> Result<(), ConfigurationError> {
-    let what = match of {
-        NameOf::Group => "group",
-        NameOf::Endpoint => "endpoint",
+    let (what, a_what) = match of {
+        NameOf::Group => ("group", "a group"),
+        NameOf::Endpoint => ("endpoint", "an endpoint"),
     };
     if name.is_empty() {
         return Err(ConfigurationError::new(
             ErrorCode::EmptyName,
-            format!("a {what} name is empty"),
+            format!("{a_what} name is empty"),
         )
         .at(path));
     }
@@ -54,7 +54,7 @@ pub(crate) fn check_name(of: NameOf, name: &str, path: &str) -> Result<(), Confi
         return Err(ConfigurationError::new(
             ErrorCode::ReservedEndpointName,
             format!(
-                "a {what} may not be named `{name}` (reserved: {}); give it another name, its path can stay",
+                "{a_what} may not be named `{name}` (reserved: {}); give it another name, its path can stay",
                 reserved.join(", ")
             ),
         )

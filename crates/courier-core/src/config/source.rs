@@ -11,14 +11,17 @@ use crate::error::{ConfigurationError, ErrorCode};
 use crate::tree::api::ApiDef;
 use crate::tree::group::GroupDef;
 use crate::tree::path_options::PathOptions;
+use crate::validate::{self, NameOf};
 use serde_json::Value;
 use std::path::Path;
 use std::time::Duration;
 
 /// Builds the source `name`; file names in it resolve against `base`.
 ///
-/// An error from the builder keeps its code; its path, which the builder gives relative to the
-/// source (`users.get.timeout`), is prefixed with the source's key path (`sources.demo.`).
+/// Names are checked here first, by the builder's own rule, so that their errors carry the file's
+/// key path (`sources.demo.groups.users.endpoints."by.id"`). Any other error from the builder
+/// keeps its code; its path, which the builder gives relative to the source as a dotted endpoint
+/// path (`users.get.timeout`), is prefixed with the source's key path (`sources.demo.`).
 pub(super) fn source(
     name: &str,
     raw: RawSource,
@@ -78,7 +81,9 @@ pub(super) fn source(
     }
     let groups_at = at.key("groups");
     for (name, raw) in raw.groups {
-        let built = group(raw, &groups_at.key(&name), base)?;
+        let group_at = groups_at.key(&name);
+        validate::check_name(NameOf::Group, &name, group_at.as_str())?;
+        let built = group(raw, &group_at, base)?;
         api = api.group(name, built);
     }
 
@@ -105,12 +110,16 @@ fn group(raw: RawGroup, at: &KeyPath, base: &Path) -> Result<GroupDef, Configura
     }
     let endpoints_at = at.key("endpoints");
     for (name, raw) in raw.endpoints {
-        let built = endpoint(raw, &endpoints_at.key(&name))?;
+        let endpoint_at = endpoints_at.key(&name);
+        validate::check_name(NameOf::Endpoint, &name, endpoint_at.as_str())?;
+        let built = endpoint(raw, &endpoint_at)?;
         def = def.endpoint(name, built);
     }
     let groups_at = at.key("groups");
     for (name, raw) in raw.groups {
-        let built = group(raw, &groups_at.key(&name), base)?;
+        let group_at = groups_at.key(&name);
+        validate::check_name(NameOf::Group, &name, group_at.as_str())?;
+        let built = group(raw, &group_at, base)?;
         def = def.group(name, built);
     }
     Ok(def)

@@ -260,32 +260,32 @@ fn keys_of_another_head_are_refused() {
 }
 
 #[test]
-fn builder_errors_keep_their_code_under_the_source_path() {
+fn names_are_refused_at_their_key_path_and_other_builder_errors_under_the_source() {
     let err = fails(
         "[sources.demo.groups.users.endpoints.\"a.b\"]\nget = \"/x\"\n",
         ErrorCode::DottedName,
-        "sources.demo.users.a.b",
+        "sources.demo.groups.users.endpoints.\"a.b\"",
     );
     assert!(err.message().contains("`a.b`"), "{err}");
     fails(
         "[sources.demo.groups.\"x.y\"]\nprefix = \"/x\"\n",
         ErrorCode::DottedName,
-        "sources.demo.x.y",
+        "sources.demo.groups.\"x.y\"",
     );
     fails(
         "[sources.demo.groups.users.endpoints.raw]\nget = \"/raw\"\n",
         ErrorCode::ReservedEndpointName,
-        "sources.demo.users.raw",
+        "sources.demo.groups.users.endpoints.raw",
     );
     fails(
         "[sources.demo.groups.with]\n",
         ErrorCode::ReservedEndpointName,
-        "sources.demo.with",
+        "sources.demo.groups.with",
     );
     fails(
         "[sources.demo.groups.users.endpoints.\"\"]\nget = \"/x\"\n",
         ErrorCode::EmptyName,
-        "sources.demo.users.",
+        "sources.demo.groups.users.endpoints.\"\"",
     );
     fails(
         "[sources.demo]\ncancel_previous = [\"users.nope\"]\n[sources.demo.groups.users.endpoints.get]\nget = \"\"\n",
@@ -350,7 +350,7 @@ fn builder_errors_keep_their_code_under_the_source_path() {
 #[test]
 fn the_first_source_in_name_order_reports_first() {
     let text = "[sources.b.groups.raw]\n[sources.a.groups.\"x.y\"]\n";
-    fails(text, ErrorCode::DottedName, "sources.a.x.y");
+    fails(text, ErrorCode::DottedName, "sources.a.groups.\"x.y\"");
 }
 
 #[test]
