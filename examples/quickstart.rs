@@ -11,12 +11,12 @@ use axum::{Json, Router};
 use courier::typed::{endpoint, ApiSpec, Group, Http, Mutation};
 use courier::{
     build_request, resolve_path_options, ApiDef, Body, CallOptions, ConfigurationError, Dispatch,
-    GroupDef, HttpCallRequest, HttpEndpoint, HttpResponse, IntoVariables, RequestError,
+    FromResponse, GroupDef, HttpCallRequest, HttpEndpoint, HttpResponse, IntoVariables,
+    RequestError, ResponseBody,
 };
 use http_body_util::BodyExt;
 use hyper_util::client::legacy::{connect::HttpConnector, Client};
 use hyper_util::rt::TokioExecutor;
-use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use std::future::Future;
 use std::net::SocketAddr;
@@ -136,7 +136,7 @@ struct HyperCaller {
 }
 
 impl HyperCaller {
-    async fn send<R: DeserializeOwned, V: IntoVariables>(
+    async fn send<R: FromResponse, V: IntoVariables>(
         &self,
         request: HttpCallRequest<'_, V>,
     ) -> Result<HttpResponse<R>, DemoError> {
@@ -166,8 +166,8 @@ impl HyperCaller {
             let text = String::from_utf8_lossy(&bytes).into_owned();
             return Err(DemoError::Status(parts.status.as_u16(), text));
         }
-        let data =
-            serde_json::from_slice(&bytes).map_err(|e| DemoError::Transport(e.to_string()))?;
+        let data = R::from_response(ResponseBody::Json(bytes))
+            .map_err(|e| DemoError::Transport(e.to_string()))?;
         Ok(HttpResponse {
             status: parts.status,
             headers: parts.headers,
@@ -188,7 +188,7 @@ impl Dispatch for HyperCaller {
         request: HttpCallRequest<'_, V>,
     ) -> impl Future<Output = Result<HttpResponse<R>, DemoError>> + Send
     where
-        R: DeserializeOwned + Send + 'static,
+        R: FromResponse,
         V: IntoVariables + Send,
     {
         let timeout = request

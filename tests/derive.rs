@@ -11,10 +11,9 @@ use courier::typed::{
     channel, endpoint, stream, ApiSpec, Channel, Data, Group, Http, Mutation, Scope, Stream,
 };
 use courier::{
-    Api, ApiDef, CallOptions, ConfigurationError, Dispatch, ErrorCode, GroupDef, HttpCallRequest,
-    HttpEndpoint, HttpResponse, IntoVariables, Kind,
+    Api, ApiDef, CallOptions, ConfigurationError, Dispatch, ErrorCode, FromResponse, GroupDef,
+    HttpCallRequest, HttpEndpoint, HttpResponse, IntoVariables, Kind, ResponseBody,
 };
-use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 use std::collections::VecDeque;
@@ -184,7 +183,7 @@ fn api() -> Result<Api<Example>, ConfigurationError> {
 enum TestError {
     Configuration(ConfigurationError),
     Variables(serde_json::Error),
-    Decode(serde_json::Error),
+    Decode(courier::DecodeError),
     NoAnswer,
 }
 
@@ -232,7 +231,7 @@ impl Recorder {
         std::mem::take(&mut *self.calls.lock().unwrap())
     }
 
-    fn respond<R: DeserializeOwned, V: IntoVariables>(
+    fn respond<R: FromResponse, V: IntoVariables>(
         &self,
         request: HttpCallRequest<'_, V>,
     ) -> Result<HttpResponse<R>, TestError> {
@@ -259,7 +258,7 @@ impl Recorder {
         let mut response = HttpResponse {
             status: status.try_into().expect("a valid status"),
             headers: Default::default(),
-            data: serde_json::from_value(body).map_err(TestError::Decode)?,
+            data: R::from_response(ResponseBody::Value(body)).map_err(TestError::Decode)?,
         };
         response
             .headers
@@ -280,7 +279,7 @@ impl Dispatch for Recorder {
         request: HttpCallRequest<'_, V>,
     ) -> impl Future<Output = Result<HttpResponse<R>, TestError>> + Send
     where
-        R: DeserializeOwned + Send + 'static,
+        R: FromResponse,
         V: IntoVariables + Send,
     {
         std::future::ready(self.respond(request))

@@ -3,11 +3,11 @@
 
 use crate::encode::{Form, Variables};
 use crate::error::ConfigurationError;
+use crate::response::FromResponse;
 use crate::transport::{Dispatcher, Fetch, TransportOptions};
 use crate::tree::api::ApiDef;
 use crate::tree::resolve::ResolvedEndpoint;
 use http::{HeaderMap, HeaderName, HeaderValue, Method, StatusCode};
-use serde::de::DeserializeOwned;
 use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
@@ -236,7 +236,7 @@ pub trait Dispatch: Send + Sync {
         request: HttpCallRequest<'_, V>,
     ) -> impl Future<Output = Result<HttpResponse<R>, Self::Error>> + Send
     where
-        R: DeserializeOwned + Send + 'static,
+        R: FromResponse,
         V: IntoVariables + Send;
 }
 

@@ -40,6 +40,7 @@ pub mod encode;
 mod error;
 mod options;
 mod request;
+mod response;
 mod transport;
 mod tree;
 pub mod typed;
@@ -55,6 +56,7 @@ pub use crate::options::{
     SessionMode, SessionOptions,
 };
 pub use crate::request::{build_request, RequestError};
+pub use crate::response::{BodyStream, DecodeError, FromResponse, ResponseBody};
 pub use crate::transport::{
     ClientIdentity, Dispatcher, Fetch, HttpService, Middleware, TransportOptions,
 };

@@ -4,10 +4,9 @@
 
 use courier::typed::{channel, endpoint, stream, Channel, Group, Http, Mutation, Stream};
 use courier::{
-    Api, ApiDef, CallOptions, ConfigurationError, Dispatch, HttpCallRequest, HttpResponse,
-    IntoVariables,
+    Api, ApiDef, CallOptions, ConfigurationError, Dispatch, FromResponse, HttpCallRequest,
+    HttpResponse, IntoVariables, ResponseBody,
 };
-use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use std::future::Future;
 
@@ -113,10 +112,11 @@ impl Dispatch for One {
         _request: HttpCallRequest<'_, V>,
     ) -> impl Future<Output = Result<HttpResponse<R>, ConfigurationError>> + Send
     where
-        R: DeserializeOwned + Send + 'static,
+        R: FromResponse,
         V: IntoVariables + Send,
     {
-        let data = serde_json::from_value(serde_json::json!({ "id": 1 })).expect("a user");
+        let data = R::from_response(ResponseBody::Value(serde_json::json!({ "id": 1 })))
+            .expect("a user");
         std::future::ready(Ok(HttpResponse {
             status: Default::default(),
             headers: Default::default(),

@@ -132,7 +132,7 @@ impl<R, V, K> super::group::Member for Http<R, V, K> {
 
 impl<R, V, K> Endpoint for Http<R, V, K>
 where
-    R: DeserializeOwned + Send + 'static,
+    R: crate::FromResponse,
     V: crate::IntoVariables + Send,
 {
     type Vars = V;

@@ -3,9 +3,9 @@
 
 use crate::call::{CallOptions, Dispatch, HttpCallRequest, HttpResponse, IntoVariables};
 use crate::error::{ConfigurationError, ErrorCode};
+use crate::response::FromResponse;
 use crate::tree::path_options::BoxFuture;
 use crate::tree::resolve::{ResolvedEndpoint, ResolvedGroup};
-use serde::de::DeserializeOwned;
 use std::fmt;
 use std::future::IntoFuture;
 use std::marker::PhantomData;
@@ -228,7 +228,7 @@ impl<'a, C, M, R, V> IntoFuture for HttpCall<'a, C, M, R, V>
 where
     C: Dispatch + 'a,
     M: Mode,
-    R: DeserializeOwned + Send + 'static,
+    R: FromResponse,
     V: IntoVariables + Send + 'a,
 {
     type Output = Result<M::Output<R>, C::Error>;
