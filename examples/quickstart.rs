@@ -1,6 +1,6 @@
-//! What this shows: an API declared once as Rust structs, validated when built, and its typed
-//! calls — a read, a write, a nested group, `.raw()`, `.with()` and an error — encoded into real
-//! HTTP requests against a demo backend started in-process on 127.0.0.1.
+//! What this shows: an API declared once as Rust structs, validated when built, and called with
+//! compile-time types through `Caller` — a read, a write, a nested group, `.raw()`, an HTTP error
+//! and a per-call timeout — against a demo backend started in-process on 127.0.0.1.
 //!
 //! Run it with `cargo run --example quickstart`.
 
@@ -8,17 +8,9 @@ use axum::extract::{Path, Query};
 use axum::http::StatusCode;
 use axum::routing::get;
 use axum::{Json, Router};
-use courier::typed::{endpoint, ApiSpec, Group, Http, Mutation};
-use courier::{
-    build_request, resolve_path_options, ApiDef, Body, CallOptions, ConfigurationError, Dispatch,
-    FromResponse, GroupDef, HttpCallRequest, HttpEndpoint, HttpResponse, IntoVariables,
-    RequestError, ResponseBody,
-};
-use http_body_util::BodyExt;
-use hyper_util::client::legacy::{connect::HttpConnector, Client};
-use hyper_util::rt::TokioExecutor;
+use courier::typed::{endpoint, Group, Http, Mutation};
+use courier::{ApiDef, CallOptions, Caller, ConfigurationError, GroupDef, HttpEndpoint};
 use serde::{Deserialize, Serialize};
-use std::future::Future;
 use std::net::SocketAddr;
 use std::time::Duration;
 
@@ -96,116 +88,6 @@ fn demo_api(base_url: &str) -> Result<courier::Api<Demo>, ConfigurationError> {
         .default_query_params(serde_json::json!({ "lang": "en" }))
         .cancel_previous(["users.search"])
         .build_typed(Demo { users })
-}
-
-// ---- a minimal caller: build the request, send it with hyper-util, parse JSON ----------------
-
-/// What can go wrong in this example's caller.
-#[derive(Debug)]
-enum DemoError {
-    Configuration(ConfigurationError),
-    Request(RequestError),
-    Status(u16, String),
-    Transport(String),
-    Timeout,
-}
-
-impl std::fmt::Display for DemoError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            Self::Configuration(e) => write!(f, "{e}"),
-            Self::Request(e) => write!(f, "{e}"),
-            Self::Status(status, body) => write!(f, "status {status}: {body}"),
-            Self::Transport(e) => write!(f, "transport: {e}"),
-            Self::Timeout => f.write_str("timed out"),
-        }
-    }
-}
-
-impl std::error::Error for DemoError {}
-
-impl From<ConfigurationError> for DemoError {
-    fn from(e: ConfigurationError) -> Self {
-        Self::Configuration(e)
-    }
-}
-
-struct HyperCaller {
-    api: ApiDef,
-    client: Client<HttpConnector, Body>,
-}
-
-impl HyperCaller {
-    async fn send<R: FromResponse, V: IntoVariables>(
-        &self,
-        request: HttpCallRequest<'_, V>,
-    ) -> Result<HttpResponse<R>, DemoError> {
-        let variables = request
-            .variables
-            .into_variables()
-            .map_err(|e| DemoError::Transport(e.to_string()))?;
-        let values = resolve_path_options(request.endpoint.path_options(), None)
-            .await
-            .map_err(|e| DemoError::Transport(e.to_string()))?;
-        let headers = request.options.map(CallOptions::headers);
-        let http_request = build_request(&self.api, request.endpoint, variables, &values, headers)
-            .map_err(DemoError::Request)?;
-        println!("  -> {} {}", http_request.method(), http_request.uri());
-        let response = self
-            .client
-            .request(http_request)
-            .await
-            .map_err(|e| DemoError::Transport(e.to_string()))?;
-        let (parts, body) = response.into_parts();
-        let bytes = body
-            .collect()
-            .await
-            .map_err(|e| DemoError::Transport(e.to_string()))?
-            .to_bytes();
-        if parts.status.as_u16() >= 400 {
-            let text = String::from_utf8_lossy(&bytes).into_owned();
-            return Err(DemoError::Status(parts.status.as_u16(), text));
-        }
-        let data = R::from_response(ResponseBody::Json(bytes))
-            .map_err(|e| DemoError::Transport(e.to_string()))?;
-        Ok(HttpResponse {
-            status: parts.status,
-            headers: parts.headers,
-            data,
-        })
-    }
-}
-
-impl Dispatch for HyperCaller {
-    type Error = DemoError;
-
-    fn api(&self) -> &ApiDef {
-        &self.api
-    }
-
-    fn http<R, V>(
-        &self,
-        request: HttpCallRequest<'_, V>,
-    ) -> impl Future<Output = Result<HttpResponse<R>, DemoError>> + Send
-    where
-        R: FromResponse,
-        V: IntoVariables + Send,
-    {
-        let timeout = request
-            .options
-            .and_then(CallOptions::timeout_value)
-            .or(request.endpoint.definition().options().timeout)
-            .or(self.api.options().timeout);
-        let call = self.send(request);
-        async move {
-            match timeout {
-                Some(t) => tokio::time::timeout(t, call)
-                    .await
-                    .map_err(|_| DemoError::Timeout)?,
-                None => call.await,
-            }
-        }
-    }
 }
 
 // ---- the demo backend --------------------------------------------------------------------------
@@ -289,29 +171,24 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         println!("\na bad definition: {e}");
     }
 
-    // 3. Typed calls.
-    let caller = HyperCaller {
-        api: api.def().clone(),
-        client: Client::builder(TokioExecutor::new()).build_http(),
-    };
-    let client = <Demo as ApiSpec>::Client::from(caller);
+    // 3. Typed calls through the default transport (hyper-util with rustls).
+    let client = Caller::new(api)?;
 
-    println!("\nusers.get(UserId(7)):");
     let user: User = client.users().get(UserId(7)).await?;
-    println!("  {user:?}");
+    println!("\nusers.get(UserId(7))          -> {user:?}");
 
-    println!("users.raw().get(UserId(8)):");
     let whole = client.users().raw().get(UserId(8)).await?;
-    println!("  status {} data {:?}", whole.status, whole.data);
+    println!(
+        "users.raw().get(UserId(8))    -> status {}, content-type {:?}, data {:?}",
+        whole.status, whole.headers["content-type"], whole.data
+    );
 
-    println!("users.create(NewUser):");
     let created = client
         .users()
         .create(NewUser { name: "Ada".into() })
         .await?;
-    println!("  {created:?}");
+    println!("users.create(NewUser)         -> {created:?}");
 
-    println!("users.search(Search):");
     let found = client
         .users()
         .search(Search {
@@ -319,31 +196,32 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
             tags: vec!["x".into(), "y".into()],
         })
         .await?;
-    println!("  {found:?}");
+    println!("users.search(Search)          -> {found:?}");
 
-    println!("users.posts().list(PostsOf):");
     let posts = client
         .users()
         .posts()
         .list(PostsOf { id: 7, page: 2 })
         .await?;
-    println!("  {posts:?}");
+    println!("users.posts().list(PostsOf)   -> {posts:?}");
 
-    println!("users.get(UserId(404)):");
-    match client.users().get(UserId(404)).await {
-        Err(DemoError::Status(status, body)) => println!("  error: status {status}, body {body}"),
-        other => println!("  unexpected: {other:?}"),
-    }
+    // 4. An HTTP error keeps status, headers and the parsed body.
+    let err = client.users().get(UserId(404)).await.unwrap_err();
+    let http = err.http_error().expect("a 404 is an HTTP error");
+    println!(
+        "users.get(UserId(404))        -> error: {err}; data {}",
+        http.data
+    );
 
-    println!("users.with(timeout 200 ms).get(UserId(999)):");
-    let fast = client
+    // 5. A per-call timeout, told apart from other failures.
+    let slow = client
         .users()
         .with(CallOptions::new().timeout(Duration::from_millis(200)))
         .get(UserId(999))
         .await;
-    match fast {
-        Err(DemoError::Timeout) => println!("  error: timed out after 200 ms"),
-        other => println!("  unexpected: {other:?}"),
+    match slow {
+        Err(e) if e.is_timeout() => println!("users.with(200 ms).get(999)   -> error: {e}"),
+        other => println!("users.with(200 ms).get(999)   -> unexpected: {other:?}"),
     }
     Ok(())
 }

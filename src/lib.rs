@@ -46,6 +46,11 @@
 
 pub use courier_core::*;
 
+pub use courier_client::{
+    classify, Call, Caller, Client, ClientBuilder, Error, HttpError, NetworkErrorKind, Transport,
+    TransportCache, TransportError,
+};
+
 /// The typed API: `Api<T>` is a built source of shape `T`; `#[derive(Api)]` implements `T`.
 pub use courier_core::typed::Api;
 /// Derives [`typed::ApiSpec`] for a struct of groups: registration and the root client.

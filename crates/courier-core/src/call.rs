@@ -34,6 +34,43 @@ pub struct CallOptions {
     headers: HeaderMap,
     signal: Option<CancellationToken>,
     transport: TransportOptions,
+    upload_progress: Option<UploadProgress>,
+}
+
+type ProgressFn = dyn Fn(Progress) + Send + Sync;
+
+/// How far an upload has got: bytes handed to the connection so far, the total when the body's
+/// size is known, and the fraction `0.0..=1.0`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Progress {
+    /// Bytes of the body read by the connection so far.
+    pub loaded: u64,
+    /// The body's size, when known.
+    pub total: Option<u64>,
+    /// `loaded / total`, or `0.0` until the end when the size is unknown; `1.0` at the end.
+    pub percent: f64,
+}
+
+/// A callback told of an upload's progress (the spec's `onUploadProgress`).
+#[derive(Clone)]
+pub struct UploadProgress(Arc<ProgressFn>);
+
+impl UploadProgress {
+    /// Wraps a callback.
+    pub fn new(f: impl Fn(Progress) + Send + Sync + 'static) -> Self {
+        Self(Arc::new(f))
+    }
+
+    /// Reports progress.
+    pub fn report(&self, progress: Progress) {
+        (self.0)(progress)
+    }
+}
+
+impl std::fmt::Debug for UploadProgress {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("UploadProgress(..)")
+    }
 }
 
 impl CallOptions {
@@ -85,6 +122,18 @@ impl CallOptions {
         self
     }
 
+    /// Reports the upload's progress as the connection reads the body, ending at `1.0` before
+    /// the call resolves (the spec's `onUploadProgress`).
+    pub fn on_upload_progress(mut self, f: impl Fn(Progress) + Send + Sync + 'static) -> Self {
+        self.upload_progress = Some(UploadProgress::new(f));
+        self
+    }
+
+    /// The upload progress callback, if set.
+    pub fn upload_progress(&self) -> Option<&UploadProgress> {
+        self.upload_progress.as_ref()
+    }
+
     /// The timeout, if set.
     pub fn timeout_value(&self) -> Option<Duration> {
         self.timeout
@@ -132,6 +181,10 @@ impl CallOptions {
             headers,
             signal: later.signal.clone().or_else(|| self.signal.clone()),
             transport: later.transport.over(&self.transport),
+            upload_progress: later
+                .upload_progress
+                .clone()
+                .or_else(|| self.upload_progress.clone()),
         }
     }
 }

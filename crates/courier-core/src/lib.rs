@@ -48,7 +48,8 @@ mod validate;
 
 pub use crate::body::{Body, BoxError};
 pub use crate::call::{
-    call_transport, CallOptions, Dispatch, HttpCallRequest, HttpResponse, IntoVariables,
+    call_transport, CallOptions, Dispatch, HttpCallRequest, HttpResponse, IntoVariables, Progress,
+    UploadProgress,
 };
 pub use crate::error::{ConfigurationError, ErrorCode};
 pub use crate::options::{

@@ -8,7 +8,7 @@
 //! |---|---|---|
 //! | `json` (default) | JSON text | the JSON; an empty body is `null` |
 //! | `text` | UTF-8 text | a string |
-//! | `bytes` | raw bytes | bytes (`Vec<u8>`, `bytes::Bytes`, `serde_bytes::ByteBuf`) or a UTF-8 string |
+//! | `bytes` | raw bytes | bytes (`Vec<u8>`, `bytes::Bytes`, `serde_bytes::ByteBuf`), a UTF-8 string, or (`serde_json::Value`) an array of byte values |
 //! | `form` | `application/x-www-form-urlencoded` | a map of strings, by the search-parameter rules |
 //! | a `responseParser` | whatever it returns | its JSON value |
 //! | status 204, or a HEAD | none | `null`: `()` and `Option<T>` take it, other types fail to decode |
@@ -165,13 +165,22 @@ struct BytesDeserializer(Bytes);
 impl<'de> de::Deserializer<'de> for BytesDeserializer {
     type Error = de::value::Error;
 
+    // Self-describing types (`serde_json::Value`) see an array of byte values.
     fn deserialize_any<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Self::Error> {
-        visitor.visit_byte_buf(self.0.to_vec())
+        self.deserialize_seq(visitor)
     }
 
     fn deserialize_seq<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Self::Error> {
         let seq = de::value::SeqDeserializer::<_, Self::Error>::new(self.0.iter().copied());
         visitor.visit_seq(seq)
+    }
+
+    fn deserialize_bytes<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Self::Error> {
+        visitor.visit_byte_buf(self.0.to_vec())
+    }
+
+    fn deserialize_byte_buf<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Self::Error> {
+        visitor.visit_byte_buf(self.0.to_vec())
     }
 
     fn deserialize_str<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Self::Error> {
@@ -198,7 +207,7 @@ impl<'de> de::Deserializer<'de> for BytesDeserializer {
     }
 
     serde::forward_to_deserialize_any! {
-        bool i8 i16 i32 i64 i128 u8 u16 u32 u64 u128 f32 f64 char bytes byte_buf unit
+        bool i8 i16 i32 i64 i128 u8 u16 u32 u64 u128 f32 f64 char unit
         unit_struct tuple tuple_struct map struct enum identifier ignored_any
     }
 }

@@ -1,0 +1,280 @@
+//! [`Error`]: everything a call can fail with, one type; [`HttpError`]: a response with status
+//! 400 or above.
+
+use crate::transport::{classify, NetworkErrorKind, TransportError};
+use courier_core::{BoxError, ConfigurationError, DecodeError, RequestError};
+use http::{HeaderMap, StatusCode};
+use serde_json::Value;
+use std::fmt;
+
+/// A response with status 400 or above (the spec's `HTTPError`): its status, headers and body,
+/// parsed as JSON when it parses, else kept as text.
+#[derive(Clone, Debug)]
+pub struct HttpError {
+    /// The status code.
+    pub status: StatusCode,
+    /// The response headers.
+    pub headers: HeaderMap,
+    /// The body: JSON when it parses, else a JSON string of its text (`null` when empty).
+    pub data: Value,
+}
+
+impl HttpError {
+    /// Reads a failed response's body: JSON when it parses, else text.
+    pub fn from_parts(status: StatusCode, headers: HeaderMap, body: &[u8]) -> Self {
+        let data = if body.is_empty() {
+            Value::Null
+        } else {
+            serde_json::from_slice(body)
+                .unwrap_or_else(|_| Value::String(String::from_utf8_lossy(body).into_owned()))
+        };
+        Self {
+            status,
+            headers,
+            data,
+        }
+    }
+}
+
+/// Why a call failed. Nothing here is lost: the underlying error is kept as the
+/// [`source`](std::error::Error::source).
+///
+/// Like reqwest's and hyper-util's errors, it is one type with predicates:
+///
+/// | predicate | the call failed because | [`status_code`](Error::status_code) |
+/// |---|---|---|
+/// | [`is_http`](Error::is_http) | the server answered 400 or above; [`http_error`](Error::http_error) has the response | the status |
+/// | [`is_network`](Error::is_network) | no response: refused, reset, DNS, TLS ([`network`](Error::network) says which) | `0` |
+/// | [`is_timeout`](Error::is_timeout) | a timeout elapsed (call, endpoint or source) | `0` |
+/// | [`is_cancelled`](Error::is_cancelled) | a `signal` was cancelled | `0` |
+/// | [`is_decode`](Error::is_decode) | the response did not fit the call's type | the status |
+/// | [`is_configuration`](Error::is_configuration) | the definition or the call's variables cannot be used; nothing was sent | `0` |
+pub struct Error {
+    inner: Box<Inner>,
+}
+
+struct Inner {
+    kind: Kind,
+    endpoint: Option<String>,
+    source: Option<BoxError>,
+}
+
+#[derive(Debug)]
+enum Kind {
+    Http(HttpError),
+    Network(NetworkErrorKind),
+    Timeout,
+    Cancelled,
+    Decode(StatusCode),
+    Configuration(Option<ConfigurationError>),
+}
+
+impl Error {
+    fn new(kind: Kind, source: Option<BoxError>) -> Self {
+        Self {
+            inner: Box::new(Inner {
+                kind,
+                endpoint: None,
+                source,
+            }),
+        }
+    }
+
+    pub(crate) fn from_http(error: HttpError) -> Self {
+        Self::new(Kind::Http(error), None)
+    }
+
+    /// A network failure: its kind is read off the error's cause chain.
+    pub(crate) fn from_network(source: BoxError) -> Self {
+        let kind = classify(&source);
+        if kind == NetworkErrorKind::Timeout {
+            return Self::new(Kind::Timeout, Some(source));
+        }
+        Self::new(Kind::Network(kind), Some(source))
+    }
+
+    pub(crate) fn timeout() -> Self {
+        Self::new(Kind::Timeout, None)
+    }
+
+    pub(crate) fn cancelled() -> Self {
+        Self::new(Kind::Cancelled, None)
+    }
+
+    pub(crate) fn decode(status: StatusCode, source: impl Into<BoxError>) -> Self {
+        Self::new(Kind::Decode(status), Some(source.into()))
+    }
+
+    pub(crate) fn request(source: RequestError) -> Self {
+        Self::new(Kind::Configuration(None), Some(Box::new(source)))
+    }
+
+    pub(crate) fn variables(source: serde_json::Error) -> Self {
+        Self::new(Kind::Configuration(None), Some(Box::new(source)))
+    }
+
+    pub(crate) fn path_options(source: BoxError) -> Self {
+        Self::new(Kind::Configuration(None), Some(source))
+    }
+
+    pub(crate) fn transport(source: TransportError) -> Self {
+        Self::new(Kind::Configuration(None), Some(Box::new(source)))
+    }
+
+    pub(crate) fn with_endpoint(mut self, endpoint: &str) -> Self {
+        self.inner.endpoint = Some(endpoint.to_owned());
+        self
+    }
+
+    /// The dotted path of the endpoint called, when known.
+    pub fn endpoint(&self) -> Option<&str> {
+        self.inner.endpoint.as_deref()
+    }
+
+    /// The status as the spec counts it: the response's for an HTTP or decode error, `0` when no
+    /// response came (network failure, timeout, cancellation) or nothing was sent.
+    pub fn status_code(&self) -> u16 {
+        match &self.inner.kind {
+            Kind::Http(e) => e.status.as_u16(),
+            Kind::Decode(status) => status.as_u16(),
+            _ => 0,
+        }
+    }
+
+    /// The response's status, for an HTTP or decode error.
+    pub fn status(&self) -> Option<StatusCode> {
+        match &self.inner.kind {
+            Kind::Http(e) => Some(e.status),
+            Kind::Decode(status) => Some(*status),
+            _ => None,
+        }
+    }
+
+    /// The failed response, for an HTTP error.
+    pub fn http_error(&self) -> Option<&HttpError> {
+        match &self.inner.kind {
+            Kind::Http(e) => Some(e),
+            _ => None,
+        }
+    }
+
+    /// Takes the failed response out, for an HTTP error.
+    pub fn into_http_error(self) -> Result<HttpError, Self> {
+        match self.inner.kind {
+            Kind::Http(e) => Ok(e),
+            _ => Err(self),
+        }
+    }
+
+    /// The kind of network failure, when no response came.
+    pub fn network(&self) -> Option<NetworkErrorKind> {
+        match &self.inner.kind {
+            Kind::Network(kind) => Some(*kind),
+            _ => None,
+        }
+    }
+
+    /// The configuration error, when the definition was at fault.
+    pub fn configuration(&self) -> Option<&ConfigurationError> {
+        match &self.inner.kind {
+            Kind::Configuration(Some(e)) => Some(e),
+            _ => None,
+        }
+    }
+
+    /// The server answered with a status of 400 or above.
+    pub fn is_http(&self) -> bool {
+        matches!(self.inner.kind, Kind::Http(_))
+    }
+
+    /// No response came: connection refused or reset, DNS or TLS failure.
+    pub fn is_network(&self) -> bool {
+        matches!(self.inner.kind, Kind::Network(_))
+    }
+
+    /// The connection could not be made (refused, DNS, TLS handshake).
+    pub fn is_connect(&self) -> bool {
+        matches!(
+            self.inner.kind,
+            Kind::Network(
+                NetworkErrorKind::Connect | NetworkErrorKind::Dns | NetworkErrorKind::Tls
+            )
+        )
+    }
+
+    /// A timeout elapsed.
+    pub fn is_timeout(&self) -> bool {
+        matches!(self.inner.kind, Kind::Timeout)
+    }
+
+    /// A cancellation signal ended the call.
+    pub fn is_cancelled(&self) -> bool {
+        matches!(self.inner.kind, Kind::Cancelled)
+    }
+
+    /// The response did not fit the call's type.
+    pub fn is_decode(&self) -> bool {
+        matches!(self.inner.kind, Kind::Decode(_))
+    }
+
+    /// The definition, or the call's variables, could not be used; nothing was sent.
+    pub fn is_configuration(&self) -> bool {
+        matches!(self.inner.kind, Kind::Configuration(_))
+    }
+}
+
+impl From<ConfigurationError> for Error {
+    fn from(e: ConfigurationError) -> Self {
+        Self::new(Kind::Configuration(Some(e)), None)
+    }
+}
+
+impl From<DecodeError> for Error {
+    fn from(e: DecodeError) -> Self {
+        Self::decode(StatusCode::OK, e)
+    }
+}
+
+impl fmt::Debug for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut d = f.debug_struct("courier::Error");
+        d.field("kind", &self.inner.kind);
+        if let Some(endpoint) = &self.inner.endpoint {
+            d.field("endpoint", endpoint);
+        }
+        if let Some(source) = &self.inner.source {
+            d.field("source", source);
+        }
+        d.finish()
+    }
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if let Some(endpoint) = &self.inner.endpoint {
+            write!(f, "`{endpoint}`: ")?;
+        }
+        match &self.inner.kind {
+            Kind::Http(e) => write!(f, "HTTP status {}", e.status)?,
+            Kind::Network(kind) => write!(f, "network error ({kind})")?,
+            Kind::Timeout => f.write_str("timed out")?,
+            Kind::Cancelled => f.write_str("cancelled")?,
+            Kind::Decode(status) => write!(f, "cannot decode the {status} response")?,
+            Kind::Configuration(Some(e)) => return write!(f, "{e}"),
+            Kind::Configuration(None) => f.write_str("cannot build the request")?,
+        }
+        if let Some(source) = &self.inner.source {
+            write!(f, ": {source}")?;
+        }
+        Ok(())
+    }
+}
+
+impl std::error::Error for Error {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match &self.inner.kind {
+            Kind::Configuration(Some(e)) => Some(e),
+            _ => self.inner.source.as_deref().map(|e| e as _),
+        }
+    }
+}
