@@ -1,12 +1,20 @@
 //! The command line, as clap reads it: one variant per subcommand, whose arguments live beside
 //! the subcommand's code.
 
+use crate::commands::call::CallArgs;
 use crate::commands::check::CheckArgs;
 use clap::{Parser, Subcommand};
 
 /// Declare remote HTTP APIs in courier.toml, and check, call and serve them.
 #[derive(Debug, Parser)]
-#[command(name = "courier", version, about, propagate_version = true)]
+#[command(
+    name = "courier",
+    version,
+    about,
+    propagate_version = true,
+    after_help = "`serve` (the proxy route) and `routes` (the routes record) come with the proxy. \
+                  Outputs and exit codes: docs/CLI.md."
+)]
 pub(crate) struct Cli {
     /// What to do.
     #[command(subcommand)]
@@ -16,10 +24,27 @@ pub(crate) struct Cli {
 /// The subcommands.
 #[derive(Debug, Subcommand)]
 pub(crate) enum Command {
+    /// Call one HTTP endpoint of a source and print the result as JSON.
+    ///
+    /// Prints the response body as one line of JSON on stdout and exits 0; an HTTP error, or a
+    /// call with no response (status 0), as JSON on stderr and exits 1; a configuration error
+    /// as JSON on stderr and exits 2.
+    #[command(after_help = CALL_EXAMPLES, allow_negative_numbers = true)]
+    Call(CallArgs),
     /// Validate a config file: print `ok: …` and exit 0, or print the error as JSON on stderr
     /// and exit 2.
     Check(CheckArgs),
 }
+
+const CALL_EXAMPLES: &str = "\
+Examples:
+  courier call -c courier.toml demo users.get '{\"id\": 7, \"fields\": \"name\"}'
+  echo '{\"name\": \"Ada\"}' | courier call -c courier.toml demo users.create -
+  courier call -c courier.toml demo users.get 7 --raw
+
+--raw prints {\"status\", \"headers\", \"data\"}; a header's value is a string, or an array of
+strings when the header repeats. Streams and channels are refused for now (INVALID_OPTION).
+See docs/CLI.md.";
 
 #[cfg(test)]
 mod tests {

@@ -1,6 +1,7 @@
 //! One module per subcommand; each has its arguments (`…Args`) and a `run` that returns the
 //! process's exit code.
 
+pub(crate) mod call;
 pub(crate) mod check;
 
 use crate::cli::Command;
@@ -9,6 +10,7 @@ use std::process::ExitCode;
 /// Runs a subcommand.
 pub(crate) fn run(command: Command) -> ExitCode {
     match command {
+        Command::Call(args) => call::run(&args),
         Command::Check(args) => check::run(&args),
     }
 }

@@ -1,0 +1,308 @@
+//! `courier call --config FILE SOURCE ENDPOINT [VARIABLES_JSON] [--raw]`: one call of an HTTP
+//! endpoint through the full client ([`courier_client::Client`]), from the shell.
+//!
+//! The steps, each failing with its own report (see [`crate::report`] and `docs/CLI.md`):
+//!
+//! 1. Load the file as `courier check` does; pick the source (`CONFIG_INVALID` naming the known
+//!    sources when there is none of that name).
+//! 2. Find the endpoint by its dotted path (`ENDPOINT_NOT_IN_ROUTES`, naming the source's
+//!    endpoints). A stream or a channel is refused with `INVALID_OPTION`: the stream and channel
+//!    clients do not exist yet, and a call that pretended otherwise would lie.
+//! 3. Read the variables: the argument, or stdin for `-`; one JSON value, `CONFIG_INVALID` when
+//!    it is not. None given is no variables (`null`).
+//! 4. Call on a current-thread tokio runtime and print the body (or, with `--raw`, the status,
+//!    headers and body) as one line of JSON on stdout; or print the failure on stderr.
+//!
+//! Nothing is sent before step 4, so a configuration error never reaches the network.
+
+use crate::report;
+use clap::Args;
+use courier_client::{Client, Error, TransportError};
+use courier_core::config::Config;
+use courier_core::{ApiDef, ConfigurationError, EndpointDef, ErrorCode, HttpResponse};
+use serde::Serialize;
+use serde_json::{Map, Value};
+use std::io::Read;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+/// `courier call`'s arguments.
+#[derive(Debug, Args)]
+pub(crate) struct CallArgs {
+    /// The config file.
+    #[arg(long, short = 'c', value_name = "FILE")]
+    pub(crate) config: PathBuf,
+
+    /// The source to call, by its name in the file (`[sources.NAME]`).
+    #[arg(value_name = "SOURCE")]
+    pub(crate) source: String,
+
+    /// The endpoint's dotted path, e.g. `users.posts.list`.
+    #[arg(value_name = "ENDPOINT")]
+    pub(crate) endpoint: String,
+
+    /// The variables as one JSON value, e.g. '{"id": 7}'; `-` reads them from stdin. Omitted:
+    /// no variables.
+    #[arg(value_name = "VARIABLES_JSON")]
+    pub(crate) variables: Option<String>,
+
+    /// Print `{"status", "headers", "data"}` instead of the body alone.
+    #[arg(long)]
+    pub(crate) raw: bool,
+
+    /// On a stream or channel, stop after N events or messages (no effect on HTTP endpoints).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    pub(crate) max_events: Option<u64>,
+}
+
+/// Makes the call and reports it.
+pub(crate) fn run(args: &CallArgs) -> ExitCode {
+    let (api, variables) = match prepare(args) {
+        Ok(prepared) => prepared,
+        Err(err) => return report::configuration_error(&err),
+    };
+    let runtime = match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(runtime) => runtime,
+        // Nothing was sent and no response came: the call failed as a network failure does.
+        Err(e) => {
+            return report::no_response("other", &format!("cannot start the async runtime: {e}"))
+        }
+    };
+    runtime.block_on(call(api, &args.endpoint, variables, args.raw))
+}
+
+/// Steps 1 to 3: the source's definition and the variables, or why there are none.
+fn prepare(args: &CallArgs) -> Result<(ApiDef, Value), ConfigurationError> {
+    let config = Config::from_path(&args.config)?;
+    let api = source(config, &args.source, &args.config)?;
+    check_endpoint(&api, &args.source, &args.endpoint)?;
+    let variables = match args.variables.as_deref() {
+        None => Value::Null,
+        Some("-") => parse_variables(&read_stdin()?, "stdin")?,
+        Some(text) => parse_variables(text, "the VARIABLES_JSON argument")?,
+    };
+    Ok((api, variables))
+}
+
+/// The source called `name`, taken out of the config.
+fn source(
+    config: Config,
+    name: &str,
+    file: &std::path::Path,
+) -> Result<ApiDef, ConfigurationError> {
+    let mut sources = config.into_sources();
+    if let Some(api) = sources.remove(name) {
+        return Ok(api);
+    }
+    let known = if sources.is_empty() {
+        "it has no sources".to_owned()
+    } else {
+        let names: Vec<&str> = sources.keys().map(String::as_str).collect();
+        format!("its sources: {}", names.join(", "))
+    };
+    Err(ConfigurationError::new(
+        ErrorCode::ConfigInvalid,
+        format!("`{}` has no source `{name}`; {known}", file.display()),
+    ))
+}
+
+/// Refuses an unknown endpoint, and a stream or channel.
+fn check_endpoint(api: &ApiDef, source: &str, path: &str) -> Result<(), ConfigurationError> {
+    let Some(endpoint) = api.endpoint(path) else {
+        let paths: Vec<&str> = api.endpoints().iter().map(|e| e.path()).collect();
+        let known = if paths.is_empty() {
+            "it has no endpoints".to_owned()
+        } else {
+            format!("its endpoints: {}", paths.join(", "))
+        };
+        return Err(ConfigurationError::new(
+            ErrorCode::EndpointNotInRoutes,
+            format!("the source `{source}` has no endpoint `{path}`; {known}"),
+        )
+        .at(path));
+    };
+    let kind = match endpoint.definition() {
+        EndpointDef::Http(_) => return Ok(()),
+        EndpointDef::Stream(_) => "stream",
+        EndpointDef::Channel(_) => "channel",
+    };
+    Err(ConfigurationError::new(
+        ErrorCode::InvalidOption,
+        format!(
+            "`{path}` is a {kind}; `courier call` on streams and channels comes with the stream and channel clients"
+        ),
+    ))
+}
+
+fn read_stdin() -> Result<String, ConfigurationError> {
+    let mut text = String::new();
+    std::io::stdin().read_to_string(&mut text).map_err(|e| {
+        ConfigurationError::new(
+            ErrorCode::ConfigInvalid,
+            format!("cannot read the variables from stdin: {e}"),
+        )
+    })?;
+    Ok(text)
+}
+
+/// One JSON value; `from` says where it came from, for the message.
+fn parse_variables(text: &str, from: &str) -> Result<Value, ConfigurationError> {
+    serde_json::from_str(text).map_err(|e| {
+        ConfigurationError::new(
+            ErrorCode::ConfigInvalid,
+            format!("the variables from {from} are not valid JSON: {e}"),
+        )
+    })
+}
+
+/// The `--raw` output; the field order is the documented one.
+#[derive(Serialize)]
+struct RawResponse<'a> {
+    status: u16,
+    headers: Map<String, Value>,
+    data: &'a Value,
+}
+
+/// Step 4: the call, and what it printed.
+async fn call(api: ApiDef, path: &str, variables: Value, raw: bool) -> ExitCode {
+    let client = match Client::new(api) {
+        Ok(client) => client,
+        Err(err) => return failed(&err),
+    };
+    match client.call(path, variables).await {
+        Ok(response) => {
+            print_response(&response, raw);
+            report::OK
+        }
+        Err(err) => failed(&err),
+    }
+}
+
+fn print_response(response: &HttpResponse<Value>, raw: bool) {
+    if raw {
+        report::stdout_json(&RawResponse {
+            status: response.status.as_u16(),
+            headers: report::headers(&response.headers),
+            data: &response.data,
+        });
+    } else {
+        report::stdout_json(&response.data);
+    }
+}
+
+/// Reports a failed call by what went wrong.
+fn failed(err: &Error) -> ExitCode {
+    if let Some(http) = err.http_error() {
+        return report::http_error(http);
+    }
+    if err.is_decode() {
+        return report::decode_error(err.status_code(), &described(err));
+    }
+    if err.is_configuration() {
+        return report::configuration_error(&configuration(err));
+    }
+    let kind = if err.is_timeout() {
+        "timeout"
+    } else if err.is_cancelled() {
+        "cancelled"
+    } else {
+        err.network().map_or("other", |kind| kind.as_str())
+    };
+    report::no_response(kind, &described(err))
+}
+
+/// The error's `Display` followed by each cause in its chain that the text does not already
+/// hold: hyper-util's "client error (Connect)" says little without "Connection refused".
+fn described(err: &Error) -> String {
+    let mut text = err.to_string();
+    let mut cause = std::error::Error::source(err);
+    // Real chains are under ten links; the bound only guards against a cycle.
+    for _ in 0..32 {
+        let Some(e) = cause else { break };
+        let line = e.to_string();
+        if !text.contains(&line) {
+            text.push_str(": ");
+            text.push_str(&line);
+        }
+        cause = e.source();
+    }
+    text
+}
+
+/// The client's configuration error; when it carries none (the request or a transport could
+/// not be built: a missing path parameter, a value no path can hold, a bad certificate), one
+/// made from its cause, so every configuration failure has a code.
+fn configuration(err: &Error) -> ConfigurationError {
+    if let Some(e) = err.configuration() {
+        return e.clone();
+    }
+    let cause = std::error::Error::source(err);
+    let transport = cause.is_some_and(|c| c.downcast_ref::<TransportError>().is_some());
+    let (code, what) = if transport {
+        (
+            ErrorCode::SourceTransportInvalid,
+            "cannot build the transport",
+        )
+    } else {
+        (ErrorCode::ConfigInvalid, "cannot build the request")
+    };
+    let message = match cause {
+        Some(cause) => format!("{what}: {cause}"),
+        None => what.to_owned(),
+    };
+    let error = ConfigurationError::new(code, message);
+    match err.endpoint() {
+        Some(endpoint) => error.at(endpoint),
+        None => error,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{check_endpoint, parse_variables};
+    use courier_core::config::Config;
+    use courier_core::ErrorCode;
+    use serde_json::json;
+
+    const FILE: &str = r#"
+        [sources.demo]
+        base_url = "http://127.0.0.1:9"
+        [sources.demo.groups.users.endpoints.get]
+        get = "/users/:id"
+        [sources.demo.groups.users.endpoints.events]
+        stream = "/events"
+        [sources.demo.groups.users.endpoints.room]
+        channel = "/rooms/:id"
+    "#;
+
+    #[test]
+    fn streams_and_channels_are_refused_by_name() {
+        let config = Config::from_toml_str(FILE).unwrap();
+        let api = config.source("demo").unwrap();
+        assert!(check_endpoint(api, "demo", "users.get").is_ok());
+        let err = check_endpoint(api, "demo", "users.room").unwrap_err();
+        assert_eq!(err.code(), ErrorCode::InvalidOption);
+        assert!(
+            err.message().starts_with("`users.room` is a channel;"),
+            "{err}"
+        );
+        let err = check_endpoint(api, "demo", "users").unwrap_err();
+        assert_eq!(err.code(), ErrorCode::EndpointNotInRoutes);
+        assert!(
+            err.message()
+                .ends_with("its endpoints: users.events, users.get, users.room"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn variables_are_one_json_value() {
+        assert_eq!(parse_variables(" 7 ", "stdin").unwrap(), json!(7));
+        let err = parse_variables("{} {}", "stdin").unwrap_err();
+        assert_eq!(err.code(), ErrorCode::ConfigInvalid);
+        assert!(err.message().contains("trailing characters"), "{err}");
+    }
+}
