@@ -1,0 +1,288 @@
+//! What this measures: one typed read, `GET /users/7` answered with a small JSON user, sent
+//! through three HTTP/1.1 clients against the same local axum backend, one call at a time and 64
+//! calls in flight:
+//!
+//! - `caller`: courier's [`Caller`], `client.users().get(UserId(7)).await` — building the request
+//!   from the definition, the default transport (hyper-util's pooled client under hyper-rustls,
+//!   plain `http://` here), and decoding the body into `User`;
+//! - `hyper-util`: a bare `hyper_util::client::legacy::Client` over `HttpConnector`, the request
+//!   built by hand and the body collected and decoded with `serde_json::from_slice`: the floor
+//!   courier's transport is built on;
+//! - `reqwest`: `client.get(url).send().await?.error_for_status()?.json::<User>()`.
+//!
+//! Every call formats its URL (or, for `caller`, encodes its variables) and decodes the body, so
+//! the three do the same work. Throughput is in calls (`Throughput::Elements`): one iteration is
+//! one call at concurrency 1, and 64 calls joined with `join_all` at concurrency 64.
+//!
+//! Runtimes: the backend runs on its own multi-thread tokio runtime with one worker
+//! (`BACKEND_WORKERS`); the clients run on a current-thread runtime driven by the benchmark's
+//! thread, so a client's whole cost (its calls and hyper's connection tasks) lands on one thread,
+//! the same for all three. On the 2-vCPU machine this is written for, that is one busy thread per
+//! core; two backend workers made three busy threads on two cores, and measured lower and noisier
+//! throughput at 64 in flight. The backend still shares the machine with the clients.
+//!
+//! Pools, the same for all three clients: HTTP/1.1 only, keep-alive with no limit on idle
+//! connections per host (`pool_max_idle_per_host(usize::MAX)`), idle connections closed after
+//! 90 s, `TCP_NODELAY` on, no proxy. Before each measurement every client makes
+//! `WARM_ROUNDS` rounds of 64 concurrent calls, so its pool holds at least 64 open connections.
+//!
+//! Only 127.0.0.1 is ever contacted; the benchmark stops the backend when it is done.
+//!
+//! Run: `cargo bench --bench client`
+
+use axum::extract::Path;
+use axum::routing::get;
+use axum::serve::ListenerExt;
+use axum::{Json, Router};
+use courier::typed::{endpoint, Group, Http};
+use courier::{ApiDef, Caller};
+use criterion::measurement::WallTime;
+use criterion::{
+    criterion_group, criterion_main, BenchmarkGroup, BenchmarkId, Criterion, Throughput,
+};
+use futures_util::future::join_all;
+use http_body_util::{BodyExt, Empty};
+use hyper::body::Bytes;
+use hyper_util::client::legacy::connect::HttpConnector;
+use hyper_util::rt::{TokioExecutor, TokioTimer};
+use serde::{Deserialize, Serialize};
+use std::future::Future;
+use std::hint::black_box;
+use std::net::SocketAddr;
+use std::time::{Duration, Instant};
+use tokio::runtime::Runtime;
+use tokio::sync::oneshot;
+
+/// Calls in flight per iteration.
+const CONCURRENCY: [usize; 2] = [1, 64];
+/// The backend runtime's worker threads.
+const BACKEND_WORKERS: usize = 1;
+/// Rounds of 64 concurrent calls each client makes before it is measured.
+const WARM_ROUNDS: usize = 20;
+/// Idle pooled connections are closed after this long (hyper-util's and reqwest's default).
+const POOL_IDLE: Duration = Duration::from_secs(90);
+
+// ---- the API -------------------------------------------------------------------------------------
+
+#[derive(Debug, PartialEq, Serialize, Deserialize)]
+struct User {
+    id: u64,
+    name: String,
+    email: String,
+}
+
+/// Fills `/users/:id` on its own.
+#[derive(Serialize)]
+struct UserId(u64);
+
+#[derive(courier::Group)]
+struct Users {
+    get: Http<User, UserId>,
+}
+
+#[derive(courier::Api)]
+struct Bench {
+    users: Group<Users>,
+}
+
+fn caller(base_url: &str) -> Caller<Bench> {
+    let users = Group::new(Users {
+        get: endpoint().get("/:id"),
+    })
+    .prefix("/users");
+    let api = ApiDef::builder()
+        .base_url(base_url)
+        .build_typed(Bench { users })
+        .expect("a valid definition");
+    // `Transport::new()`'s defaults already match the pools above: no idle limit per host,
+    // 90 s idle timeout, TCP_NODELAY, HTTP/1.1 for `http://`.
+    Caller::new(api).expect("the default transport builds")
+}
+
+// ---- the backend ---------------------------------------------------------------------------------
+
+/// The backend's runtime, its address, and the switch that stops its server.
+struct Backend {
+    runtime: Runtime,
+    addr: SocketAddr,
+    stop: oneshot::Sender<()>,
+}
+
+fn backend() -> Backend {
+    async fn user(Path(id): Path<u64>) -> Json<User> {
+        Json(User {
+            id,
+            name: format!("user {id}"),
+            email: format!("user{id}@example.com"),
+        })
+    }
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(BACKEND_WORKERS)
+        .thread_name("backend")
+        .enable_all()
+        .build()
+        .expect("the backend runtime");
+    let (stop, stopped) = oneshot::channel::<()>();
+    let addr = runtime.block_on(async {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("bind 127.0.0.1");
+        let addr = listener.local_addr().expect("a local address");
+        let listener = listener.tap_io(|tcp| {
+            let _ = tcp.set_nodelay(true);
+        });
+        let app = Router::new().route("/users/{id}", get(user));
+        tokio::spawn(async move {
+            axum::serve(listener, app)
+                .with_graceful_shutdown(async {
+                    let _ = stopped.await;
+                })
+                .await
+        });
+        addr
+    });
+    Backend {
+        runtime,
+        addr,
+        stop,
+    }
+}
+
+impl Backend {
+    /// Stops the server and its runtime; connections still open are dropped after a second.
+    fn shut_down(self) {
+        let _ = self.stop.send(());
+        self.runtime.shutdown_timeout(Duration::from_secs(1));
+    }
+}
+
+// ---- the other two clients -----------------------------------------------------------------------
+
+type HyperClient = hyper_util::client::legacy::Client<HttpConnector, Empty<Bytes>>;
+
+fn hyper_client() -> HyperClient {
+    let mut http = HttpConnector::new();
+    http.set_nodelay(true);
+    hyper_util::client::legacy::Client::builder(TokioExecutor::new())
+        .pool_timer(TokioTimer::new())
+        .pool_idle_timeout(POOL_IDLE)
+        .pool_max_idle_per_host(usize::MAX)
+        .build(http)
+}
+
+async fn hyper_get(client: &HyperClient, addr: SocketAddr, id: u64) -> User {
+    let uri: http::Uri = format!("http://{addr}/users/{id}")
+        .parse()
+        .expect("a valid URI");
+    let request = http::Request::get(uri)
+        .body(Empty::new())
+        .expect("a valid request");
+    let response = client.request(request).await.expect("hyper-util call");
+    assert!(response.status().is_success(), "{}", response.status());
+    let bytes = response
+        .into_body()
+        .collect()
+        .await
+        .expect("the body")
+        .to_bytes();
+    serde_json::from_slice(&bytes).expect("a user")
+}
+
+fn reqwest_client() -> reqwest::Client {
+    reqwest::Client::builder()
+        .no_proxy()
+        .http1_only()
+        .tcp_nodelay(true)
+        .pool_idle_timeout(POOL_IDLE)
+        .pool_max_idle_per_host(usize::MAX)
+        .build()
+        .expect("the reqwest client")
+}
+
+async fn reqwest_get(client: &reqwest::Client, addr: SocketAddr, id: u64) -> User {
+    client
+        .get(format!("http://{addr}/users/{id}"))
+        .send()
+        .await
+        .and_then(reqwest::Response::error_for_status)
+        .expect("reqwest call")
+        .json()
+        .await
+        .expect("a user")
+}
+
+// ---- measuring -----------------------------------------------------------------------------------
+
+/// Checks `call`'s answer and warms its pool, then measures it in `group` at `concurrency`.
+fn measure<F, Fut>(
+    group: &mut BenchmarkGroup<'_, WallTime>,
+    clients: &Runtime,
+    name: &str,
+    concurrency: usize,
+    call: F,
+) where
+    F: Fn() -> Fut,
+    Fut: Future<Output = User>,
+{
+    clients.block_on(async {
+        let expected = User {
+            id: 7,
+            name: "user 7".into(),
+            email: "user7@example.com".into(),
+        };
+        assert_eq!(call().await, expected, "{name} decodes the user");
+        for _ in 0..WARM_ROUNDS {
+            join_all((0..64).map(|_| call())).await;
+        }
+    });
+    group.bench_function(BenchmarkId::from_parameter(name), |b| {
+        b.iter_custom(|iters| {
+            clients.block_on(async {
+                let start = Instant::now();
+                for _ in 0..iters {
+                    if concurrency == 1 {
+                        black_box(call().await);
+                    } else {
+                        black_box(join_all((0..concurrency).map(|_| call())).await);
+                    }
+                }
+                start.elapsed()
+            })
+        });
+    });
+}
+
+fn bench(c: &mut Criterion) {
+    let backend = backend();
+    let addr = backend.addr;
+    let clients = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("the clients' runtime");
+    let caller = caller(&format!("http://{addr}"));
+    let hyper = hyper_client();
+    let reqwest = reqwest_client();
+
+    for concurrency in CONCURRENCY {
+        let mut group = c.benchmark_group(format!("get_user/c{concurrency}"));
+        group.throughput(Throughput::Elements(concurrency as u64));
+        measure(&mut group, &clients, "caller", concurrency, || async {
+            caller.users().get(UserId(7)).await.expect("caller call")
+        });
+        measure(&mut group, &clients, "hyper-util", concurrency, || {
+            hyper_get(&hyper, addr, 7)
+        });
+        measure(&mut group, &clients, "reqwest", concurrency, || {
+            reqwest_get(&reqwest, addr, 7)
+        });
+        group.finish();
+    }
+
+    // Close the clients' pools, then stop the backend.
+    drop((caller, hyper, reqwest));
+    drop(clients);
+    backend.shut_down();
+}
+
+criterion_group!(benches, bench);
+criterion_main!(benches);
