@@ -2,7 +2,7 @@
 //! 400 or above.
 
 use crate::transport::{classify, NetworkErrorKind, TransportError};
-use courier_core::{BoxError, ConfigurationError, DecodeError, RequestError};
+use courier_core::{BoxError, ConfigurationError, RequestError};
 use http::{HeaderMap, StatusCode};
 use serde_json::Value;
 use std::fmt;
@@ -226,12 +226,6 @@ impl Error {
 impl From<ConfigurationError> for Error {
     fn from(e: ConfigurationError) -> Self {
         Self::new(Kind::Configuration(Some(e)), None)
-    }
-}
-
-impl From<DecodeError> for Error {
-    fn from(e: DecodeError) -> Self {
-        Self::decode(StatusCode::OK, e)
     }
 }
 

@@ -332,13 +332,7 @@ impl ApiBuilder {
 }
 
 fn check_source(options: &SourceOptions) -> Result<(), ConfigurationError> {
-    if options.timeout == Some(Duration::ZERO) {
-        return Err(ConfigurationError::new(
-            ErrorCode::InvalidOption,
-            "a timeout of zero never succeeds",
-        )
-        .at("timeout"));
-    }
+    validate::timeout(options.timeout, "timeout")?;
     if let Some(session) = &options.session {
         for cookie in &session.cookies {
             let name = cookie.strip_suffix('*').unwrap_or(cookie);

@@ -21,7 +21,6 @@ use crate::validate::{self, dotted, NameOf};
 use http::HeaderName;
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
-use std::time::Duration;
 
 /// A group of the built tree: its dotted path, nested groups and resolved endpoints.
 #[derive(Clone, Debug, Default)]
@@ -242,13 +241,7 @@ fn resolve_endpoint(
     }
 
     let options = def.options();
-    if options.timeout == Some(Duration::ZERO) {
-        return Err(ConfigurationError::new(
-            ErrorCode::InvalidOption,
-            "a timeout of zero never succeeds",
-        )
-        .at(format!("{path}.timeout")));
-    }
+    validate::timeout(options.timeout, &format!("{path}.timeout"))?;
     if let Retry::Policy(policy) = &options.retry {
         if policy.max_attempts == 0 {
             return Err(ConfigurationError::new(
