@@ -2,19 +2,27 @@
 
 use bytes::Bytes;
 use http_body::{Frame, SizeHint};
-use http_body_util::{combinators::BoxBody, BodyExt, Empty, Full};
+use http_body_util::{combinators::BoxBody, BodyExt};
 use std::pin::Pin;
 use std::task::{Context, Poll};
 
 /// An error of any kind, boxed: the error type of courier's services and bodies.
 pub type BoxError = Box<dyn std::error::Error + Send + Sync>;
 
-/// A boxed HTTP body of [`Bytes`] frames: what courier sends and receives.
+/// An HTTP body of [`Bytes`] frames: what courier sends and receives.
 ///
 /// Any [`http_body::Body`] with `Bytes` data and an error convertible to [`BoxError`] becomes one
-/// with [`Body::new`]; a buffered body comes from `Bytes`, `Vec<u8>`, `String` or `&'static str`.
+/// with [`Body::new`]; a buffered body comes from `Bytes`, `Vec<u8>`, `String` or `&'static str`,
+/// is held without boxing, and can be copied for another attempt with [`Body::try_clone`].
 #[derive(Debug)]
-pub struct Body(BoxBody<Bytes, BoxError>);
+pub struct Body(Inner);
+
+#[derive(Debug)]
+enum Inner {
+    /// Buffered bytes, `None` once yielded.
+    Full(Option<Bytes>),
+    Boxed(BoxBody<Bytes, BoxError>),
+}
 
 impl Body {
     /// Wraps any body.
@@ -23,12 +31,38 @@ impl Body {
         B: http_body::Body<Data = Bytes> + Send + Sync + 'static,
         B::Error: Into<BoxError>,
     {
-        Self(body.map_err(Into::into).boxed())
+        Self(Inner::Boxed(body.map_err(Into::into).boxed()))
     }
 
     /// A body with no bytes.
     pub fn empty() -> Self {
-        Self(Empty::new().map_err(|never| match never {}).boxed())
+        Self(Inner::Full(None))
+    }
+
+    /// A copy of a buffered body that has not been read yet, for sending again (a retry); `None`
+    /// for a streamed body, which can be sent once only.
+    ///
+    /// ```
+    /// use courier_core::Body;
+    ///
+    /// assert!(Body::from("{}").try_clone().is_some());
+    /// let streamed = Body::new(http_body_util::Full::new(bytes::Bytes::from("{}")));
+    /// assert!(streamed.try_clone().is_none());
+    /// ```
+    pub fn try_clone(&self) -> Option<Self> {
+        match &self.0 {
+            Inner::Full(bytes) => Some(Self(Inner::Full(bytes.clone()))),
+            Inner::Boxed(_) => None,
+        }
+    }
+
+    /// The bytes of a buffered body that has not been read yet.
+    pub fn as_bytes(&self) -> Option<&[u8]> {
+        match &self.0 {
+            Inner::Full(Some(bytes)) => Some(bytes),
+            Inner::Full(None) => Some(&[]),
+            Inner::Boxed(_) => None,
+        }
     }
 }
 
@@ -40,7 +74,11 @@ impl Default for Body {
 
 impl From<Bytes> for Body {
     fn from(bytes: Bytes) -> Self {
-        Self(Full::new(bytes).map_err(|never| match never {}).boxed())
+        if bytes.is_empty() {
+            Self::empty()
+        } else {
+            Self(Inner::Full(Some(bytes)))
+        }
     }
 }
 
@@ -70,14 +108,25 @@ impl http_body::Body for Body {
         mut self: Pin<&mut Self>,
         cx: &mut Context<'_>,
     ) -> Poll<Option<Result<Frame<Bytes>, BoxError>>> {
-        Pin::new(&mut self.0).poll_frame(cx)
+        match &mut self.0 {
+            Inner::Full(bytes) => Poll::Ready(bytes.take().map(|b| Ok(Frame::data(b)))),
+            Inner::Boxed(body) => Pin::new(body).poll_frame(cx),
+        }
     }
 
     fn is_end_stream(&self) -> bool {
-        self.0.is_end_stream()
+        match &self.0 {
+            Inner::Full(bytes) => bytes.is_none(),
+            Inner::Boxed(body) => body.is_end_stream(),
+        }
     }
 
     fn size_hint(&self) -> SizeHint {
-        self.0.size_hint()
+        match &self.0 {
+            Inner::Full(bytes) => {
+                SizeHint::with_exact(bytes.as_ref().map_or(0, |b| b.len() as u64))
+            }
+            Inner::Boxed(body) => body.size_hint(),
+        }
     }
 }

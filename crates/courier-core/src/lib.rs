@@ -36,8 +36,10 @@
 mod body;
 mod call;
 pub mod config;
+pub mod context;
 pub mod encode;
 mod error;
+mod meta;
 mod options;
 mod request;
 mod response;
@@ -52,6 +54,7 @@ pub use crate::call::{
     UploadProgress,
 };
 pub use crate::error::{ConfigurationError, ErrorCode};
+pub use crate::meta::EndpointMeta;
 pub use crate::options::{
     Backoff, CacheOptions, Csrf, ForwardOptions, HeaderToggle, ResponseType, RetryPolicy,
     SessionMode, SessionOptions,

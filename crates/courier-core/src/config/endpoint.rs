@@ -47,6 +47,9 @@ macro_rules! shared_options {
         if let Some(forward) = $raw.forward {
             endpoint = endpoint.forward(forward);
         }
+        if let Some(coalesce) = $raw.coalesce {
+            endpoint = endpoint.coalesce(coalesce);
+        }
         endpoint
     }};
 }

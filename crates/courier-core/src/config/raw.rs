@@ -122,6 +122,7 @@ pub(super) struct RawEndpoint {
     pub(super) meta: Option<toml::Table>,
     pub(super) session: Option<SessionMode>,
     pub(super) forward: Option<bool>,
+    pub(super) coalesce: Option<bool>,
 }
 
 /// `retry`: `false` (never), `true` (the default policy) or a [`RetryPolicy`] table.

@@ -16,6 +16,7 @@ use super::group::GroupDef;
 use super::path_options::PathOptions;
 use crate::encode::{join_path, PathTemplate};
 use crate::error::{ConfigurationError, ErrorCode};
+use crate::meta::EndpointMeta;
 use crate::transport::TransportOptions;
 use crate::validate::{self, dotted, NameOf};
 use http::HeaderName;
@@ -79,6 +80,7 @@ pub struct ResolvedEndpoint {
     exposed: bool,
     transport: TransportOptions,
     allowed_headers: Vec<HeaderName>,
+    meta: EndpointMeta,
 }
 
 impl ResolvedEndpoint {
@@ -131,6 +133,12 @@ impl ResolvedEndpoint {
     /// The source's allowed headers plus the endpoint's own `.headers()`.
     pub fn allowed_headers(&self) -> &[HeaderName] {
         &self.allowed_headers
+    }
+
+    /// The facts layers read about its calls, before a call's options apply
+    /// ([`EndpointMeta::with_call`]).
+    pub fn meta(&self) -> &EndpointMeta {
+        &self.meta
     }
 
     /// Read or write, for HTTP endpoints.
@@ -273,7 +281,25 @@ fn resolve_endpoint(
         }
     }
 
+    let source = scope.source;
+    let mut meta = EndpointMeta::new(
+        path.as_str(),
+        def.as_http().map_or(Kind::Query, |h| h.kind()),
+    )
+    .sensitive(def.as_http().is_some_and(|h| h.is_sensitive()))
+    .retry(options.retry.clone())
+    .cancel_previous(source.cancel_previous.iter().any(|p| *p == path))
+    .session(options.session)
+    .forward(options.forward)
+    .allowed_headers(allowed_headers.iter().cloned())
+    .meta(options.meta.clone())
+    .coalesce(options.coalesce.unwrap_or(source.coalesce));
+    if let Some(timeout) = options.timeout.or(source.timeout) {
+        meta = meta.timeout(timeout);
+    }
+
     Ok(Arc::new(ResolvedEndpoint {
+        meta,
         group_path: scope.path.clone(),
         name: name.to_owned(),
         def: def.clone(),

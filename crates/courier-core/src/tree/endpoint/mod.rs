@@ -99,6 +99,9 @@ pub struct EndpointOptions {
     pub session: SessionMode,
     /// Whether forwarded headers go with its calls.
     pub forward: bool,
+    /// `Some(false)` keeps its reads from being shared with identical in-flight ones, whatever
+    /// the source says; `None` defers to the source.
+    pub coalesce: Option<bool>,
 }
 
 impl Default for EndpointOptions {
@@ -112,6 +115,7 @@ impl Default for EndpointOptions {
             layers: Vec::new(),
             session: SessionMode::On,
             forward: true,
+            coalesce: None,
         }
     }
 }
@@ -212,6 +216,14 @@ macro_rules! common_builders {
             #[must_use]
             pub fn forward(mut self, forward: bool) -> Self {
                 self.options.forward = forward;
+                self
+            }
+
+            /// Whether identical in-flight reads of this endpoint share one upstream call; over
+            /// the source's `coalesce`, under a call's own.
+            #[must_use]
+            pub fn coalesce(mut self, coalesce: bool) -> Self {
+                self.options.coalesce = Some(coalesce);
                 self
             }
 

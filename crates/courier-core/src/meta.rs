@@ -1,0 +1,232 @@
+//! [`EndpointMeta`]: what a layer needs to know about the call a request belongs to.
+//!
+//! Every request a [`Client`](https://docs.rs/courier-client) sends carries an `EndpointMeta` in
+//! its extensions. Layers read it with `request.extensions().get::<EndpointMeta>()`; a layer that
+//! finds none (a request built by hand, a stack on a bare hyper client) falls back to what the
+//! request's method says and to its own configuration, so every layer works alone too.
+
+use crate::call::CallOptions;
+use crate::options::SessionMode;
+use crate::tree::endpoint::{Kind, Retry};
+use http::HeaderName;
+use serde_json::{Map, Value};
+use std::sync::Arc;
+use std::time::Duration;
+
+/// The facts about one call that layers read: the endpoint's dotted path, read or write, the
+/// timeout and retry settings that apply, coalescing, cancel-previous, session and forward modes.
+///
+/// A resolved endpoint holds its own ([`ResolvedEndpoint::meta`]); a call's is that one with the
+/// call's options applied ([`EndpointMeta::with_call`]). Cloning is cheap: the endpoint's facts
+/// sit behind an `Arc`.
+///
+/// [`ResolvedEndpoint::meta`]: crate::ResolvedEndpoint::meta
+///
+/// A request built by hand can carry one too, which is how a layer's tests and a stack built
+/// with `ServiceBuilder` describe their calls:
+///
+/// ```
+/// use courier_core::{EndpointMeta, Kind};
+/// use std::time::Duration;
+///
+/// let meta = EndpointMeta::new("users.get", Kind::Query).timeout(Duration::from_secs(2));
+/// let request = http::Request::get("http://127.0.0.1:9000/users/7")
+///     .extension(meta)
+///     .body(())
+///     .unwrap();
+/// let meta = request.extensions().get::<EndpointMeta>().unwrap();
+/// assert_eq!(meta.path(), "users.get");
+/// assert!(meta.is_read());
+/// assert_eq!(meta.timeout_value(), Some(Duration::from_secs(2)));
+/// ```
+#[derive(Clone, Debug)]
+pub struct EndpointMeta {
+    facts: Arc<Facts>,
+    timeout: Option<Duration>,
+    coalesce: bool,
+}
+
+#[derive(Clone, Debug)]
+struct Facts {
+    path: Arc<str>,
+    kind: Kind,
+    sensitive: bool,
+    retry: Retry,
+    cancel_previous: bool,
+    session: SessionMode,
+    forward: bool,
+    allowed_headers: Vec<HeaderName>,
+    meta: Map<String, Value>,
+}
+
+impl EndpointMeta {
+    /// The facts of a call to the endpoint at `path` that reads or writes as `kind`: no timeout,
+    /// the stack's retry policy, coalescing on (for reads), not cancelled by newer calls, session
+    /// and forwarding on.
+    pub fn new(path: impl Into<Arc<str>>, kind: Kind) -> Self {
+        Self {
+            facts: Arc::new(Facts {
+                path: path.into(),
+                kind,
+                sensitive: false,
+                retry: Retry::Inherit,
+                cancel_previous: false,
+                session: SessionMode::On,
+                forward: true,
+                allowed_headers: Vec::new(),
+                meta: Map::new(),
+            }),
+            timeout: None,
+            coalesce: true,
+        }
+    }
+
+    fn facts(&mut self) -> &mut Facts {
+        Arc::make_mut(&mut self.facts)
+    }
+
+    /// Marks the variables sensitive (`.sensitive_variables()`).
+    #[must_use]
+    pub fn sensitive(mut self, sensitive: bool) -> Self {
+        self.facts().sensitive = sensitive;
+        self
+    }
+
+    /// Sets the retry setting.
+    #[must_use]
+    pub fn retry(mut self, retry: impl Into<Retry>) -> Self {
+        self.facts().retry = retry.into();
+        self
+    }
+
+    /// Marks the endpoint as listed in the source's `cancel_previous`.
+    #[must_use]
+    pub fn cancel_previous(mut self, on: bool) -> Self {
+        self.facts().cancel_previous = on;
+        self
+    }
+
+    /// Sets how the call takes part in the session.
+    #[must_use]
+    pub fn session(mut self, mode: SessionMode) -> Self {
+        self.facts().session = mode;
+        self
+    }
+
+    /// Sets whether forwarded headers go with the call.
+    #[must_use]
+    pub fn forward(mut self, on: bool) -> Self {
+        self.facts().forward = on;
+        self
+    }
+
+    /// Sets the header names allowed through the proxy for this endpoint.
+    #[must_use]
+    pub fn allowed_headers(mut self, names: impl IntoIterator<Item = HeaderName>) -> Self {
+        self.facts().allowed_headers = names.into_iter().collect();
+        self
+    }
+
+    /// Sets the endpoint's free-form metadata (`.meta()`).
+    #[must_use]
+    pub fn meta(mut self, meta: Map<String, Value>) -> Self {
+        self.facts().meta = meta;
+        self
+    }
+
+    /// Sets the bound on each attempt.
+    #[must_use]
+    pub fn timeout(mut self, timeout: Duration) -> Self {
+        self.timeout = Some(timeout);
+        self
+    }
+
+    /// Sets whether the call may share an identical in-flight read's response.
+    #[must_use]
+    pub fn coalesce(mut self, coalesce: bool) -> Self {
+        self.coalesce = coalesce;
+        self
+    }
+
+    /// This endpoint's facts with a call's options applied: the call's `timeout` and `coalesce`
+    /// win over the endpoint's and the source's.
+    #[must_use]
+    pub fn with_call(&self, options: Option<&CallOptions>) -> Self {
+        let mut meta = self.clone();
+        if let Some(options) = options {
+            if let Some(timeout) = options.timeout_value() {
+                meta.timeout = Some(timeout);
+            }
+            if let Some(coalesce) = options.coalesce_value() {
+                meta.coalesce = coalesce;
+            }
+        }
+        meta
+    }
+
+    /// The endpoint's dotted path (`users.posts.list`).
+    pub fn path(&self) -> &str {
+        &self.facts.path
+    }
+
+    /// The dotted path as a shared string, for keys that outlive the request.
+    pub fn path_arc(&self) -> &Arc<str> {
+        &self.facts.path
+    }
+
+    /// Read or write. Streams and channels are reads.
+    pub fn kind(&self) -> Kind {
+        self.facts.kind
+    }
+
+    /// Whether the call reads.
+    pub fn is_read(&self) -> bool {
+        self.facts.kind == Kind::Query
+    }
+
+    /// Whether the endpoint's variables are sensitive.
+    pub fn is_sensitive(&self) -> bool {
+        self.facts.sensitive
+    }
+
+    /// The bound on each attempt: the call's, else the endpoint's, else the source's.
+    pub fn timeout_value(&self) -> Option<Duration> {
+        self.timeout
+    }
+
+    /// The endpoint's retry setting.
+    pub fn retry_value(&self) -> &Retry {
+        &self.facts.retry
+    }
+
+    /// Whether the call may share an identical in-flight read's response: the call's setting,
+    /// else the endpoint's, else the source's. Writes are never shared, whatever this says.
+    pub fn coalesce_value(&self) -> bool {
+        self.coalesce
+    }
+
+    /// Whether a newer call of this endpoint cancels this one while it is in flight.
+    pub fn cancels_previous(&self) -> bool {
+        self.facts.cancel_previous
+    }
+
+    /// How the call takes part in the session.
+    pub fn session_mode(&self) -> SessionMode {
+        self.facts.session
+    }
+
+    /// Whether forwarded headers go with the call.
+    pub fn forwards(&self) -> bool {
+        self.facts.forward
+    }
+
+    /// The header names allowed through the proxy for this endpoint: the source's and its own.
+    pub fn allowed_header_names(&self) -> &[HeaderName] {
+        &self.facts.allowed_headers
+    }
+
+    /// The endpoint's free-form metadata.
+    pub fn meta_value(&self) -> &Map<String, Value> {
+        &self.facts.meta
+    }
+}
