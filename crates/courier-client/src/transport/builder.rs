@@ -11,6 +11,7 @@ use hyper_util::client::legacy::connect::{Connect, HttpConnector};
 use hyper_util::client::legacy::Client;
 use hyper_util::rt::{TokioExecutor, TokioTimer};
 use std::fmt;
+use std::sync::Arc;
 use std::time::Duration;
 use tower::util::BoxCloneSyncService;
 use tower::ServiceExt;
@@ -192,6 +193,8 @@ fn client_service<C>(client: Client<C, Body>) -> HttpService
 where
     C: Connect + Clone + Send + Sync + 'static,
 {
+    // Behind an `Arc`: the service is cloned for every call, and hyper-util's client is several.
+    let client = Arc::new(client);
     BoxCloneSyncService::new(tower::service_fn(move |request: Request<Body>| {
         // Lazy: nothing runs until the future is polled.
         let response = client.request(request);

@@ -19,6 +19,7 @@ use super::{EncodeError, PathTemplateError};
 pub struct PathTemplate {
     template: String,
     tokens: Vec<Token>,
+    distinct: usize,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -64,10 +65,13 @@ impl PathTemplate {
         if !literal.is_empty() {
             tokens.push(Token::Literal(literal));
         }
-        Ok(PathTemplate {
+        let mut parsed = PathTemplate {
             template: template.to_owned(),
             tokens,
-        })
+            distinct: 0,
+        };
+        parsed.distinct = parsed.distinct_params().len();
+        Ok(parsed)
     }
 
     /// The template as written.
@@ -92,6 +96,16 @@ impl PathTemplate {
             }
         }
         names
+    }
+
+    /// How many distinct parameters there are.
+    pub(super) fn distinct_len(&self) -> usize {
+        self.distinct
+    }
+
+    /// Whether `name` is one of the parameters.
+    pub(super) fn has_param(&self, name: &str) -> bool {
+        self.params().any(|param| param == name)
     }
 
     /// Renders the path, taking each parameter's value from `values`.

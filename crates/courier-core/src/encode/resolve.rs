@@ -23,41 +23,38 @@ pub(super) fn render_path(
     path_options: &Map<String, Value>,
     variables: Variables,
 ) -> Result<(String, Rest), EncodeError> {
-    let params = template.distinct_params();
-    let mut rest = match variables {
-        Variables::None | Variables::Json(Value::Null) => Rest::Map(Map::new()),
-        Variables::Json(Value::Object(map)) => Rest::Map(map),
-        // A scalar fills the one parameter there is: `UserId(7)` for `/users/:id`.
-        Variables::Json(scalar @ (Value::String(_) | Value::Number(_) | Value::Bool(_)))
-            if params.len() == 1 =>
-        {
-            Rest::Map(Map::from_iter([(params[0].to_owned(), scalar)]))
+    match variables {
+        Variables::None | Variables::Json(Value::Null) => {
+            let path = template.render(&|name| path_options.get(name))?;
+            Ok((path, Rest::Map(Map::new())))
         }
-        Variables::Json(other) => {
-            return Err(EncodeError::VariablesNotObject {
-                found: kind(&other),
-                path_params: params.len(),
-            })
-        }
-        Variables::Form(form) => Rest::Form(form),
-    };
-
-    let mut taken = Map::new();
-    match &mut rest {
-        Rest::Map(map) => {
+        Variables::Json(Value::Object(map)) => {
+            let path = template.render(&|name| path_options.get(name).or_else(|| map.get(name)))?;
+            let spent = |name: &str| path_options.contains_key(name) || template.has_param(name);
             // Rebuilt rather than `remove`d from: with serde_json's `preserve_order`, `remove`
             // swaps the last key into the hole and would reorder the search parameters.
-            for (name, value) in std::mem::take(map) {
-                if path_options.contains_key(&name) {
-                    continue;
-                } else if params.contains(&name.as_str()) {
-                    taken.insert(name, value);
-                } else {
-                    map.insert(name, value);
-                }
-            }
+            let rest = if map.keys().any(|name| spent(name)) {
+                map.into_iter().filter(|(name, _)| !spent(name)).collect()
+            } else {
+                map
+            };
+            Ok((path, Rest::Map(rest)))
         }
-        Rest::Form(form) => {
+        // A scalar fills the one parameter there is: `UserId(7)` for `/users/:id`. A path
+        // option of that name wins, and the scalar is dropped like any shadowed variable.
+        Variables::Json(scalar @ (Value::String(_) | Value::Number(_) | Value::Bool(_)))
+            if template.distinct_len() == 1 =>
+        {
+            let path = template.render(&|name| path_options.get(name).or(Some(&scalar)))?;
+            Ok((path, Rest::Map(Map::new())))
+        }
+        Variables::Json(other) => Err(EncodeError::VariablesNotObject {
+            found: kind(&other),
+            path_params: template.distinct_len(),
+        }),
+        Variables::Form(mut form) => {
+            let params = template.distinct_params();
+            let mut taken = Map::new();
             form.retain(|name, _| !path_options.contains_key(name));
             for name in &params {
                 if let Some(text) = form.first_text(name) {
@@ -72,9 +69,9 @@ pub(super) fn render_path(
             form.retain(|name, part| {
                 !(matches!(part, super::Part::Text(_)) && taken.contains_key(name))
             });
+            let path =
+                template.render(&|name| path_options.get(name).or_else(|| taken.get(name)))?;
+            Ok((path, Rest::Form(form)))
         }
     }
-
-    let path = template.render(&|name| path_options.get(name).or_else(|| taken.get(name)))?;
-    Ok((path, rest))
 }

@@ -9,7 +9,9 @@ use crate::encode::{self, join_path, EncodeInput, PathTemplate, PathTemplateErro
 use crate::tree::api::ApiDef;
 use crate::tree::endpoint::{ChannelSource, EndpointDef, HttpAddress, StreamSource, Via};
 use crate::tree::resolve::ResolvedEndpoint;
+use bytes::Bytes;
 use http::header::CONTENT_TYPE;
+use http::uri::{Parts, PathAndQuery};
 use http::{HeaderMap, Method, Request, Uri};
 use serde_json::{Map, Value};
 use std::fmt;
@@ -166,27 +168,33 @@ fn overlay(base: &mut HeaderMap, top: &HeaderMap) {
     }
 }
 
+/// `base` with the base path and `path_and_query` joined as [`join_path`] joins them, written
+/// once into the string the URI keeps.
 fn absolute(base: &Uri, path_and_query: &str) -> Result<Uri, RequestError> {
-    let joined = join_path(&[base.path(), path_and_query_path(path_and_query)]);
-    let query = path_and_query.split_once('?').map(|(_, q)| q);
-    let path_and_query = match query {
-        Some(q) => format!("{}?{q}", if joined.is_empty() { "/" } else { &joined }),
-        None if joined.is_empty() => "/".to_owned(),
-        None => joined,
+    let (path, query) = match path_and_query.split_once('?') {
+        Some((path, query)) => (path, Some(query)),
+        None => (path_and_query, None),
     };
-    let mut parts = base.clone().into_parts();
-    parts.path_and_query = Some(
-        path_and_query
-            .parse()
-            .map_err(|e: http::uri::InvalidUri| RequestError::Uri(e.into()))?,
-    );
+    let mut out = String::with_capacity(base.path().len() + path_and_query.len() + 2);
+    if path.is_empty() {
+        // `join_path` keeps the last non-empty piece whole: here the base's path.
+        out.push_str(base.path());
+    } else {
+        out.push_str(base.path().trim_end_matches('/'));
+        out.push('/');
+        out.push_str(path.trim_start_matches('/'));
+    }
+    if let Some(query) = query {
+        out.push('?');
+        out.push_str(query);
+    }
+    let path_and_query = PathAndQuery::from_maybe_shared(Bytes::from(out))
+        .map_err(|e| RequestError::Uri(e.into()))?;
+    let mut parts = Parts::default();
+    parts.scheme = base.scheme().cloned();
+    parts.authority = base.authority().cloned();
+    parts.path_and_query = Some(path_and_query);
     Uri::from_parts(parts).map_err(|e| RequestError::Uri(e.into()))
-}
-
-fn path_and_query_path(path_and_query: &str) -> &str {
-    path_and_query
-        .split_once('?')
-        .map_or(path_and_query, |(p, _)| p)
 }
 
 /// Where one call goes: the verb, the template (when `.via()` computed one), what is left to

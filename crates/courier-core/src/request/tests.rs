@@ -283,3 +283,65 @@ fn without_a_base_url_the_uri_is_the_path() {
     let req = build(&api, "users.get", json!(1)).unwrap();
     assert_eq!(req.uri(), "/users/1");
 }
+
+#[test]
+fn absolute_joins_like_join_path() {
+    let bases = [
+        "http://h",
+        "http://h/",
+        "http://h/v1",
+        "http://h/v1/",
+        "http://h/v1//",
+        "http://h/a/b",
+    ];
+    let paths = [
+        "",
+        "/",
+        "/users",
+        "/users/",
+        "users/7",
+        "/users/7?x=1&y=2",
+        "?q=1",
+        "/?q=1",
+    ];
+    for base in bases {
+        let uri: Uri = base.parse().unwrap();
+        for path in paths {
+            let (p, q) = match path.split_once('?') {
+                Some((p, q)) => (p, Some(q)),
+                None => (path, None),
+            };
+            let joined = join_path(&[uri.path(), p]);
+            let joined = if joined.is_empty() {
+                "/".to_owned()
+            } else {
+                joined
+            };
+            let expected = match q {
+                Some(q) => format!("{joined}?{q}"),
+                None => joined,
+            };
+            let got = absolute(&uri, path).unwrap();
+            assert_eq!(
+                got.path_and_query().unwrap().as_str(),
+                expected,
+                "{base} + {path}"
+            );
+            assert_eq!(got.authority(), uri.authority());
+            assert_eq!(got.scheme(), uri.scheme());
+        }
+    }
+}
+
+#[test]
+fn a_scalar_fills_the_lone_parameter_unless_a_path_option_does() {
+    let api = api(ApiDef::builder().base_url("http://h"));
+    let endpoint = api.endpoint("users.get").unwrap();
+    let req = build_request(&api, endpoint, json!(7).into(), &Map::new(), None).unwrap();
+    assert_eq!(req.uri(), "http://h/users/7");
+
+    let mut fixed = Map::new();
+    fixed.insert("id".into(), json!("me"));
+    let req = build_request(&api, endpoint, json!(7).into(), &fixed, None).unwrap();
+    assert_eq!(req.uri(), "http://h/users/me");
+}

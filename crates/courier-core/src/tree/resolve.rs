@@ -288,7 +288,7 @@ fn resolve_endpoint(
     )
     .sensitive(def.as_http().is_some_and(|h| h.is_sensitive()))
     .retry(options.retry.clone())
-    .cancel_previous(source.cancel_previous.iter().any(|p| *p == path))
+    .cancel_previous(source.cancel_previous.contains(&path))
     .session(options.session)
     .forward(options.forward)
     .allowed_headers(allowed_headers.iter().cloned())
