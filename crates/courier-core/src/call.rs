@@ -1,6 +1,7 @@
 //! What a call carries besides its variables, and what it returns: [`CallOptions`],
 //! [`HttpResponse`], and the [`Dispatch`] trait a caller implements.
 
+use crate::context::ServedRequest;
 use crate::encode::{Form, Variables};
 use crate::error::ConfigurationError;
 use crate::response::FromResponse;
@@ -35,6 +36,7 @@ pub struct CallOptions {
     signal: Option<CancellationToken>,
     transport: TransportOptions,
     upload_progress: Option<UploadProgress>,
+    context: Option<ServedRequest>,
 }
 
 type ProgressFn = dyn Fn(Progress) + Send + Sync;
@@ -129,6 +131,20 @@ impl CallOptions {
         self
     }
 
+    /// The served request this call is made for, when it is made outside the server's own scope
+    /// (the spec's per-call `Context`): its session and forwarded headers go with the call as if
+    /// the server were serving it here. Within a handler wrapped in the server's context layer
+    /// there is no need: the served request is found on its own.
+    pub fn context(mut self, served: ServedRequest) -> Self {
+        self.context = Some(served);
+        self
+    }
+
+    /// The explicit served-request context, if set.
+    pub fn context_value(&self) -> Option<&ServedRequest> {
+        self.context.as_ref()
+    }
+
     /// The upload progress callback, if set.
     pub fn upload_progress(&self) -> Option<&UploadProgress> {
         self.upload_progress.as_ref()
@@ -185,6 +201,7 @@ impl CallOptions {
                 .upload_progress
                 .clone()
                 .or_else(|| self.upload_progress.clone()),
+            context: later.context.clone().or_else(|| self.context.clone()),
         }
     }
 }

@@ -28,10 +28,10 @@
 //! ```
 
 use http::request::Parts;
-use http::{HeaderMap, Method, Uri};
+use http::{HeaderMap, HeaderName, HeaderValue, Method, Uri};
 use std::future::Future;
 use std::net::SocketAddr;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 tokio::task_local! {
     static SERVED: ServedRequest;
@@ -48,13 +48,20 @@ pub struct ServedRequest {
 struct Inner {
     parts: Parts,
     peer: Option<SocketAddr>,
+    /// Headers calls made while serving add to the served response (the session's
+    /// `set-cookie` pass-back); the server's context layer takes them when the handler is done.
+    response_headers: Mutex<HeaderMap>,
 }
 
 impl ServedRequest {
     /// The served request's head, and the peer's address when the server knows it.
     pub fn new(parts: Parts, peer: Option<SocketAddr>) -> Self {
         Self {
-            inner: Arc::new(Inner { parts, peer }),
+            inner: Arc::new(Inner {
+                parts,
+                peer,
+                response_headers: Mutex::new(HeaderMap::new()),
+            }),
         }
     }
 
@@ -66,6 +73,16 @@ impl ServedRequest {
     /// The request in scope, if a server is serving one on this task.
     pub fn current() -> Option<Self> {
         SERVED.try_with(Clone::clone).ok()
+    }
+
+    /// The served request a request carries in its extensions (a call given one explicitly),
+    /// else the one in scope on this task.
+    pub fn for_request<B>(request: &http::Request<B>) -> Option<Self> {
+        request
+            .extensions()
+            .get::<ServedRequest>()
+            .cloned()
+            .or_else(Self::current)
     }
 
     /// Whether a server is serving a request on this task.
@@ -96,5 +113,24 @@ impl ServedRequest {
     /// The peer's address.
     pub fn peer(&self) -> Option<SocketAddr> {
         self.inner.peer
+    }
+
+    /// Adds a header to the served response, after any of the same name already added.
+    pub fn append_response_header(&self, name: HeaderName, value: HeaderValue) {
+        self.response_headers().append(name, value);
+    }
+
+    /// Takes the headers added for the served response so far.
+    pub fn take_response_headers(&self) -> HeaderMap {
+        std::mem::take(&mut *self.response_headers())
+    }
+
+    fn response_headers(&self) -> std::sync::MutexGuard<'_, HeaderMap> {
+        // A panic while the lock was held cannot leave a header map half-written in a way that
+        // matters here; keep serving rather than poisoning every later call.
+        self.inner
+            .response_headers
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 }
