@@ -32,6 +32,7 @@ use http::{HeaderMap, HeaderName, HeaderValue, Method, Uri};
 use std::future::Future;
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
+use tokio::task::futures::TaskLocalFuture;
 
 tokio::task_local! {
     static SERVED: ServedRequest;
@@ -66,7 +67,7 @@ impl ServedRequest {
     }
 
     /// Runs `future` with this request in scope.
-    pub fn scope<F: Future>(self, future: F) -> impl Future<Output = F::Output> {
+    pub fn scope<F: Future>(self, future: F) -> TaskLocalFuture<ServedRequest, F> {
         SERVED.scope(self, future)
     }
 

@@ -1,0 +1,569 @@
+//! [`ContextLayer`]: puts the request a server is serving in scope for the calls its handler
+//! makes.
+//!
+//! A call made while a server serves a user carries that user's session and forwarded headers
+//! ([`SessionLayer`](crate::session::SessionLayer), [`ForwardLayer`](crate::forward::ForwardLayer)).
+//! This layer wraps the *server's* service (an axum `Router`, or any tower server) and, for each
+//! request it serves:
+//!
+//! 1. builds a [`ServedRequest`] from a copy of the request's head (method, address, headers,
+//!    extensions) and the peer's address,
+//! 2. adds that `ServedRequest` to the request's extensions too, so a handler can take it
+//!    (axum's `Extension<ServedRequest>`) and hand it to a call explicitly,
+//! 3. calls the inner service inside [`ServedRequest::scope`], so every call made while the
+//!    handler runs finds it with [`ServedRequest::for_request`],
+//! 4. when the response head is ready, appends the headers those calls asked for
+//!    ([`ServedRequest::take_response_headers`], the session's `set-cookie` pass-back) to the
+//!    served response, after any the handler set itself.
+//!
+//! # The peer's address
+//!
+//! By default ([`PeerFromExtensions`]) the peer is read from the request's extensions: a
+//! [`SocketAddr`], or, with the `axum` cargo feature (on by default), axum's
+//! `ConnectInfo<SocketAddr>`, which `Router::into_make_service_with_connect_info::<SocketAddr>()`
+//! puts there. A server that knows the peer some other way gives a function of the request's
+//! head with [`ContextLayer::peer_address`]. A request whose peer is unknown is still served;
+//! only the client address is then left out of forwarded headers.
+//!
+//! # Compared with tower-http
+//!
+//! tower-http's `AddExtension` adds one fixed value to every request's extensions. This layer
+//! adds a value made from each request, and also puts it in a task-local scope around the
+//! handler's future, so code far from the handler (a client stack's layers) finds it without
+//! the request being threaded through. Put tower-http's `SetRequestIdLayer` *outside* this layer
+//! (before it in a `ServiceBuilder`), so the request id it sets is in the copied head.
+//!
+//! # Example
+//!
+//! ```
+//! use courier_core::context::ServedRequest;
+//! use courier_layers::context::ContextLayer;
+//! use http::{HeaderValue, Request, Response};
+//! use std::convert::Infallible;
+//! use tower::{ServiceBuilder, ServiceExt};
+//!
+//! # #[tokio::main(flavor = "current_thread")]
+//! # async fn main() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
+//! let server = ServiceBuilder::new()
+//!     .layer(ContextLayer::new())
+//!     .service_fn(|_request: Request<String>| async {
+//!         // Anything the handler calls sees the served request...
+//!         let served = ServedRequest::current().expect("in scope");
+//!         assert_eq!(served.headers()["cookie"], "sid=abc");
+//!         assert_eq!(served.peer(), Some(([127, 0, 0, 1], 4000).into()));
+//!         // ...and can add headers to the served response.
+//!         served.append_response_header(
+//!             http::header::SET_COOKIE,
+//!             HeaderValue::from_static("sid=def; HttpOnly"),
+//!         );
+//!         Ok::<_, Infallible>(Response::new(String::new()))
+//!     });
+//!
+//! let request = Request::get("/profile")
+//!     .header("cookie", "sid=abc")
+//!     .extension(std::net::SocketAddr::from(([127, 0, 0, 1], 4000)))
+//!     .body(String::new())?;
+//! let response = server.oneshot(request).await?;
+//! assert_eq!(response.headers()["set-cookie"], "sid=def; HttpOnly");
+//! # Ok(())
+//! # }
+//! ```
+//!
+//! With axum, add the layer to the router and serve it with the peer's address:
+//!
+//! ```no_run
+//! # #[cfg(feature = "axum")]
+//! # async fn serve() -> std::io::Result<()> {
+//! use axum::{routing::get, Router};
+//! use courier_layers::context::ContextLayer;
+//! use std::net::SocketAddr;
+//!
+//! let app = Router::new()
+//!     .route("/", get(|| async { "calls made here carry the user's session" }))
+//!     .layer(ContextLayer::new());
+//! let listener = tokio::net::TcpListener::bind("127.0.0.1:3000").await?;
+//! axum::serve(listener, app.into_make_service_with_connect_info::<SocketAddr>()).await
+//! # }
+//! ```
+//!
+//! # Spawned tasks
+//!
+//! The scope is a `tokio::task_local!`: a task spawned from the handler does not inherit it.
+//! Take the context with [`ServedRequest::current`] and run the task's future inside
+//! [`ServedRequest::scope`] again:
+//!
+//! ```
+//! use courier_core::context::ServedRequest;
+//! use courier_layers::context::ContextLayer;
+//! use http::{Request, Response};
+//! use std::convert::Infallible;
+//! use tower::{ServiceBuilder, ServiceExt};
+//!
+//! # #[tokio::main(flavor = "current_thread")]
+//! # async fn main() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
+//! let server = ServiceBuilder::new()
+//!     .layer(ContextLayer::new())
+//!     .service_fn(|_request: Request<String>| async {
+//!         let context = ServedRequest::current().expect("in scope");
+//!         let task = tokio::spawn(context.scope(async {
+//!             // Calls made here carry the served request's session and headers.
+//!             ServedRequest::current().map(|served| served.headers()["x-tenant"].clone())
+//!         }));
+//!         let tenant = task.await.expect("task ran").expect("carried over");
+//!         Ok::<_, Infallible>(Response::new(tenant.to_str().unwrap_or_default().to_owned()))
+//!     });
+//!
+//! let request = Request::get("/").header("x-tenant", "acme").body(String::new())?;
+//! let response = server.oneshot(request).await?;
+//! assert_eq!(response.into_body(), "acme");
+//! # Ok(())
+//! # }
+//! ```
+//!
+//! Headers that calls add after the response head has been sent (from a spawned task that
+//! outlives the handler, or while a streamed body is being written) are not added to it: the
+//! head is gone by then.
+
+use courier_core::context::ServedRequest;
+use http::request::Parts;
+use http::{HeaderMap, Request, Response};
+use std::fmt;
+use std::net::SocketAddr;
+use std::task::Poll;
+use tower::{Layer, Service};
+
+/// Where the peer's address of a served request comes from.
+///
+/// Implemented by [`PeerFromExtensions`] (the default) and by any
+/// `Fn(&http::request::Parts) -> Option<SocketAddr>`:
+///
+/// ```
+/// use courier_layers::context::ContextLayer;
+/// use http::request::Parts;
+/// use std::net::SocketAddr;
+///
+/// // A server behind a socket whose peer it stores in an extension type of its own.
+/// #[derive(Clone)]
+/// struct Remote(SocketAddr);
+///
+/// let layer = ContextLayer::new()
+///     .peer_address(|parts: &Parts| parts.extensions.get::<Remote>().map(|remote| remote.0));
+/// # let _ = layer;
+/// ```
+pub trait PeerAddress {
+    /// The peer's address for the request with this head, if known.
+    fn peer_address(&self, parts: &Parts) -> Option<SocketAddr>;
+}
+
+impl<F> PeerAddress for F
+where
+    F: Fn(&Parts) -> Option<SocketAddr>,
+{
+    fn peer_address(&self, parts: &Parts) -> Option<SocketAddr> {
+        self(parts)
+    }
+}
+
+/// Reads the peer's address from the request's extensions: a [`SocketAddr`], else (with the
+/// `axum` feature) axum's `ConnectInfo<SocketAddr>`.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct PeerFromExtensions;
+
+impl PeerAddress for PeerFromExtensions {
+    fn peer_address(&self, parts: &Parts) -> Option<SocketAddr> {
+        if let Some(addr) = parts.extensions.get::<SocketAddr>() {
+            return Some(*addr);
+        }
+        #[cfg(feature = "axum")]
+        if let Some(info) = parts
+            .extensions
+            .get::<axum::extract::ConnectInfo<SocketAddr>>()
+        {
+            return Some(info.0);
+        }
+        None
+    }
+}
+
+/// Puts each served request in scope for the calls its handler makes; see the
+/// [module docs](self).
+#[derive(Clone, Default)]
+pub struct ContextLayer<P = PeerFromExtensions> {
+    peer: P,
+}
+
+impl ContextLayer {
+    /// A layer that reads the peer's address from the request's extensions.
+    pub fn new() -> Self {
+        Self::default()
+    }
+}
+
+impl<P> ContextLayer<P> {
+    /// Reads the peer's address with `peer` instead.
+    pub fn peer_address<Q: PeerAddress>(self, peer: Q) -> ContextLayer<Q> {
+        ContextLayer { peer }
+    }
+}
+
+impl<P> fmt::Debug for ContextLayer<P> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ContextLayer")
+            .field("peer", &std::any::type_name::<P>())
+            .finish()
+    }
+}
+
+impl<S, P: Clone> Layer<S> for ContextLayer<P> {
+    type Service = Context<S, P>;
+
+    fn layer(&self, inner: S) -> Self::Service {
+        Context {
+            inner,
+            peer: self.peer.clone(),
+        }
+    }
+}
+
+/// The service [`ContextLayer`] makes: runs `S` with each served request in scope.
+#[derive(Clone)]
+pub struct Context<S, P = PeerFromExtensions> {
+    inner: S,
+    peer: P,
+}
+
+impl<S> Context<S> {
+    /// Wraps `inner`, reading the peer's address from the request's extensions.
+    pub fn new(inner: S) -> Self {
+        Self {
+            inner,
+            peer: PeerFromExtensions,
+        }
+    }
+
+    /// A [`ContextLayer`], for `ServiceBuilder`.
+    pub fn layer() -> ContextLayer {
+        ContextLayer::new()
+    }
+}
+
+impl<S, P> Context<S, P> {
+    /// The inner service.
+    pub fn get_ref(&self) -> &S {
+        &self.inner
+    }
+
+    /// The inner service, mutably.
+    pub fn get_mut(&mut self) -> &mut S {
+        &mut self.inner
+    }
+
+    /// Unwraps the inner service.
+    pub fn into_inner(self) -> S {
+        self.inner
+    }
+}
+
+impl<S: fmt::Debug, P> fmt::Debug for Context<S, P> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Context")
+            .field("inner", &self.inner)
+            .field("peer", &std::any::type_name::<P>())
+            .finish()
+    }
+}
+
+impl<S, P, ReqBody, ResBody> Service<Request<ReqBody>> for Context<S, P>
+where
+    S: Service<Request<ReqBody>, Response = Response<ResBody>> + Clone + Send + 'static,
+    S::Future: Send + 'static,
+    S::Error: Send + 'static,
+    P: PeerAddress,
+    ReqBody: Send + 'static,
+    ResBody: Send + 'static,
+{
+    type Response = Response<ResBody>;
+    type Error = S::Error;
+    type Future = future::ResponseFuture<Response<ResBody>, S::Error>;
+
+    fn poll_ready(&mut self, cx: &mut std::task::Context<'_>) -> Poll<Result<(), Self::Error>> {
+        self.inner.poll_ready(cx)
+    }
+
+    fn call(&mut self, request: Request<ReqBody>) -> Self::Future {
+        let (mut parts, body) = request.into_parts();
+        let peer = self.peer.peer_address(&parts);
+        // The copy is taken before the context joins the extensions, so the context never
+        // holds itself.
+        let served = ServedRequest::new(parts.clone(), peer);
+        parts.extensions.insert(served.clone());
+        let request = Request::from_parts(parts, body);
+
+        // The inner service is called inside the scope too, not only polled there: a service
+        // whose `call` starts an outgoing call right away must see the context. That needs the
+        // instance `poll_ready` prepared, so it moves into the future and a clone stays here.
+        let clone = self.inner.clone();
+        let mut inner = std::mem::replace(&mut self.inner, clone);
+        let scope = served.clone();
+        future::ResponseFuture::new(scope.scope(async move {
+            let mut response = inner.call(request).await?;
+            append(response.headers_mut(), served.take_response_headers());
+            Ok(response)
+        }))
+    }
+}
+
+/// Appends every value of `added` to `headers`, keeping what is there.
+fn append(headers: &mut HeaderMap, added: HeaderMap) {
+    let mut name = None;
+    for (next, value) in added {
+        if next.is_some() {
+            name = next;
+        }
+        if let Some(name) = &name {
+            headers.append(name, value);
+        }
+    }
+}
+
+/// The future [`Context`] returns.
+pub mod future {
+    use std::fmt;
+    use std::future::Future;
+    use std::pin::Pin;
+    use std::task::{Context, Poll};
+
+    /// The response future of [`Context`](super::Context): the inner service's call, run inside
+    /// the served request's scope.
+    ///
+    /// It is boxed: the task-local scope future that `ServedRequest::scope` returns cannot be
+    /// named in a type. The box is one allocation per *served* request, beside the server's own
+    /// per-request work (axum boxes every handler future already), never per outgoing call.
+    pub struct ResponseFuture<T, E> {
+        inner: Pin<Box<dyn Future<Output = Result<T, E>> + Send>>,
+    }
+
+    impl<T, E> ResponseFuture<T, E> {
+        pub(super) fn new<F>(future: F) -> Self
+        where
+            F: Future<Output = Result<T, E>> + Send + 'static,
+        {
+            Self {
+                inner: Box::pin(future),
+            }
+        }
+    }
+
+    impl<T, E> Future for ResponseFuture<T, E> {
+        type Output = Result<T, E>;
+
+        fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+            self.inner.as_mut().poll(cx)
+        }
+    }
+
+    impl<T, E> fmt::Debug for ResponseFuture<T, E> {
+        fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            f.debug_struct("ResponseFuture").finish_non_exhaustive()
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use http::header::SET_COOKIE;
+    use http::HeaderValue;
+    use std::convert::Infallible;
+    use tower::{service_fn, ServiceBuilder, ServiceExt};
+
+    fn peer() -> SocketAddr {
+        ([127, 0, 0, 1], 5000).into()
+    }
+
+    /// A handler that reports what it saw of the context, as response headers.
+    async fn report(request: Request<()>) -> Result<Response<()>, Infallible> {
+        let served = ServedRequest::current();
+        let explicit = request.extensions().get::<ServedRequest>().cloned();
+        let mut response = Response::new(());
+        let headers = response.headers_mut();
+        if let Some(served) = served {
+            headers.insert("x-in-scope", HeaderValue::from_static("yes"));
+            if let Some(peer) = served.peer() {
+                headers.insert("x-peer", HeaderValue::from_str(&peer.to_string()).unwrap());
+            }
+            if let Some(cookie) = served.headers().get("cookie") {
+                headers.insert("x-cookie", cookie.clone());
+            }
+            headers.insert(
+                "x-uri",
+                HeaderValue::from_str(&served.uri().to_string()).unwrap(),
+            );
+            if explicit.is_some_and(|explicit| {
+                explicit.headers() == served.headers() && explicit.peer() == served.peer()
+            }) {
+                headers.insert("x-extension", HeaderValue::from_static("same"));
+            }
+        }
+        Ok(response)
+    }
+
+    #[tokio::test]
+    async fn handler_runs_with_the_served_request_in_scope() {
+        let service = ServiceBuilder::new()
+            .layer(ContextLayer::new())
+            .service_fn(report);
+        let request = Request::get("/profile?tab=1")
+            .header("cookie", "sid=abc")
+            .extension(peer())
+            .body(())
+            .unwrap();
+        let response = service.oneshot(request).await.unwrap();
+        let headers = response.headers();
+        assert_eq!(headers["x-in-scope"], "yes");
+        assert_eq!(headers["x-cookie"], "sid=abc");
+        assert_eq!(headers["x-uri"], "/profile?tab=1");
+        assert_eq!(headers["x-peer"], "127.0.0.1:5000");
+        assert_eq!(headers["x-extension"], "same");
+    }
+
+    #[tokio::test]
+    async fn nothing_is_in_scope_outside_the_layer() {
+        let response = service_fn(report).oneshot(Request::new(())).await.unwrap();
+        assert!(response.headers().get("x-in-scope").is_none());
+        assert!(!ServedRequest::is_serving());
+    }
+
+    #[tokio::test]
+    async fn peer_is_unknown_without_an_address_in_the_extensions() {
+        let service = ContextLayer::new().layer(service_fn(report));
+        let response = service.oneshot(Request::new(())).await.unwrap();
+        assert_eq!(response.headers()["x-in-scope"], "yes");
+        assert!(response.headers().get("x-peer").is_none());
+    }
+
+    #[cfg(feature = "axum")]
+    #[tokio::test]
+    async fn peer_comes_from_axum_connect_info() {
+        let service = ContextLayer::new().layer(service_fn(report));
+        let request = Request::get("/")
+            .extension(axum::extract::ConnectInfo(peer()))
+            .body(())
+            .unwrap();
+        let response = service.oneshot(request).await.unwrap();
+        assert_eq!(response.headers()["x-peer"], "127.0.0.1:5000");
+    }
+
+    #[tokio::test]
+    async fn peer_comes_from_a_function_when_given_one() {
+        #[derive(Clone)]
+        struct Remote(SocketAddr);
+
+        let layer = ContextLayer::new()
+            .peer_address(|parts: &Parts| parts.extensions.get::<Remote>().map(|remote| remote.0));
+        let service = layer.layer(service_fn(report));
+        let request = Request::get("/")
+            .extension(Remote(([10, 0, 0, 9], 1234).into()))
+            // The function replaces the default lookup entirely.
+            .extension(peer())
+            .body(())
+            .unwrap();
+        let response = service.oneshot(request).await.unwrap();
+        assert_eq!(response.headers()["x-peer"], "10.0.0.9:1234");
+    }
+
+    #[tokio::test]
+    async fn headers_added_while_serving_are_appended_to_the_response() {
+        let service = ContextLayer::new().layer(service_fn(|_: Request<()>| async {
+            let served = ServedRequest::current().unwrap();
+            served.append_response_header(SET_COOKIE, HeaderValue::from_static("a=1"));
+            served.append_response_header(SET_COOKIE, HeaderValue::from_static("b=2"));
+            served.append_response_header(
+                "x-added".parse().unwrap(),
+                HeaderValue::from_static("yes"),
+            );
+            let mut response = Response::new(());
+            response
+                .headers_mut()
+                .insert(SET_COOKIE, HeaderValue::from_static("own=0"));
+            Ok::<_, Infallible>(response)
+        }));
+        let response = service.oneshot(Request::new(())).await.unwrap();
+        let cookies: Vec<_> = response.headers().get_all(SET_COOKIE).iter().collect();
+        assert_eq!(cookies, ["own=0", "a=1", "b=2"]);
+        assert_eq!(response.headers()["x-added"], "yes");
+    }
+
+    #[tokio::test]
+    async fn each_request_gets_its_own_context() {
+        let service = ContextLayer::new().layer(service_fn(|request: Request<()>| async move {
+            // Interleave the two requests' handlers on one task.
+            tokio::task::yield_now().await;
+            let served = ServedRequest::current().unwrap();
+            served.append_response_header(
+                "x-echo".parse().unwrap(),
+                served.headers()["cookie"].clone(),
+            );
+            assert_eq!(request.headers()["cookie"], served.headers()["cookie"]);
+            Ok::<_, Infallible>(Response::new(()))
+        }));
+        let first = service.clone().oneshot(
+            Request::get("/")
+                .header("cookie", "sid=1")
+                .body(())
+                .unwrap(),
+        );
+        let second = service.oneshot(
+            Request::get("/")
+                .header("cookie", "sid=2")
+                .body(())
+                .unwrap(),
+        );
+        let (first, second) = tokio::join!(first, second);
+        assert_eq!(first.unwrap().headers()["x-echo"], "sid=1");
+        assert_eq!(second.unwrap().headers()["x-echo"], "sid=2");
+    }
+
+    #[tokio::test]
+    async fn the_inner_call_itself_runs_in_scope() {
+        // A service that decides in `call`, before any future is polled.
+        #[derive(Clone)]
+        struct Eager;
+        impl Service<Request<()>> for Eager {
+            type Response = Response<()>;
+            type Error = Infallible;
+            type Future = std::future::Ready<Result<Response<()>, Infallible>>;
+            fn poll_ready(
+                &mut self,
+                _: &mut std::task::Context<'_>,
+            ) -> Poll<Result<(), Infallible>> {
+                Poll::Ready(Ok(()))
+            }
+            fn call(&mut self, _: Request<()>) -> Self::Future {
+                let mut response = Response::new(());
+                if ServedRequest::is_serving() {
+                    response
+                        .headers_mut()
+                        .insert("x-in-scope", HeaderValue::from_static("yes"));
+                }
+                std::future::ready(Ok(response))
+            }
+        }
+        let response = ContextLayer::new()
+            .layer(Eager)
+            .oneshot(Request::new(()))
+            .await
+            .unwrap();
+        assert_eq!(response.headers()["x-in-scope"], "yes");
+    }
+
+    #[tokio::test]
+    async fn errors_pass_through_and_leave_no_scope_behind() {
+        let service = ContextLayer::new().layer(service_fn(|_: Request<()>| async {
+            Err::<Response<()>, _>("inner failed")
+        }));
+        let err = service.oneshot(Request::new(())).await.unwrap_err();
+        assert_eq!(err, "inner failed");
+        assert!(!ServedRequest::is_serving());
+    }
+}

@@ -1,0 +1,311 @@
+//! [`RetryLayer`]: sends a read or an idempotent call again when the upstream fails in a way
+//! that another attempt may cure.
+//!
+//! # Which policy
+//!
+//! A request's [`EndpointMeta`](courier_core::EndpointMeta) picks the policy through its
+//! [`retry_value`](courier_core::EndpointMeta::retry_value): [`Retry::Off`] never retries,
+//! [`Retry::Policy`] uses the endpoint's own [`RetryPolicy`], and [`Retry::Inherit`], like a
+//! request without meta, uses the layer's (by default [`RetryPolicy::default`]: 3 attempts in
+//! all, statuses 0, 429, 502, 503 and 504, honouring `Retry-After`).
+//!
+//! [`Retry::Off`]: courier_core::Retry::Off
+//! [`Retry::Policy`]: courier_core::Retry::Policy
+//! [`Retry::Inherit`]: courier_core::Retry::Inherit
+//!
+//! # Which requests
+//!
+//! Reads and idempotent methods are retried: GET, HEAD, OPTIONS, QUERY, PUT, DELETE and TRACE,
+//! and any request whose meta says it reads (a `.reads()` POST). A non-idempotent write (POST,
+//! PATCH, any other method) is retried only when the policy sets
+//! [`writes`](RetryPolicy::writes), since sending it twice may do it twice.
+//!
+//! A request is sent again as a copy: method, URI, version, headers, all its extensions (they
+//! are `Clone` in `http` 1, so the [`EndpointMeta`](courier_core::EndpointMeta) and whatever
+//! outer layers put there travel with every attempt) and its body, copied with
+//! [`BufferedBody::try_clone_body`]. A request whose body cannot be copied (a streamed body) is
+//! sent once, whatever the policy says.
+//!
+//! # Which outcomes
+//!
+//! A response whose status is in the policy's [`statuses`](RetryPolicy::statuses), and an
+//! error from the inner service when those statuses include `0`. **Every inner error counts as
+//! status 0**: a refused or reset connection, a DNS or TLS failure, and an attempt cut short by
+//! a [`TimeoutLayer`](crate::timeout::TimeoutLayer) below this one alike. A response that is
+//! retried is dropped, its body unread; the last attempt's response or error is returned as is,
+//! so a caller sees the upstream's own 503 when every attempt failed.
+//!
+//! # Delays
+//!
+//! Before retry *n* (the first retry is 1) the layer waits `initial_ms × factor^(n-1)`, capped
+//! at `max_ms`. With [`jitter`](courier_core::Backoff::jitter) on, the wait is drawn uniformly
+//! between zero and that value ("full jitter"), which spreads out clients that failed together
+//! better than a fixed or half-fixed delay does. When the policy honours `Retry-After` and the
+//! retried response carries one, in delta-seconds (`Retry-After: 2`) or as an HTTP-date, the
+//! wait is exactly that, capped at `max_ms` and without jitter. Waits use
+//! [`tokio::time::sleep`], so the layer needs a tokio runtime with time enabled.
+//!
+//! # The retry budget
+//!
+//! Attempts per call are not enough on their own: when an upstream starts failing, every
+//! client retrying three times triples its load. All services made by one `RetryLayer` (and
+//! their clones) share a [`TpsBudget`]: each call that may be retried deposits into it, each
+//! retry withdraws, and once it is empty the failing outcome is returned instead of retried.
+//! The default is tower's `TpsBudget::default()`: over a sliding 10-second window, 10 retries a
+//! second plus one retry for every five calls. Set another with [`RetryLayer::budget`]; share
+//! one `Arc<TpsBudget>` between layers to budget them together.
+//!
+//! Each retry is logged with `tracing::debug!` (endpoint, attempt, status or error, delay), and
+//! so is a retry the budget refused.
+//!
+//! # Compared with tower's `Retry`
+//!
+//! This is [`tower::retry::Retry`] with a [`Policy`](tower::retry::Policy) that knows HTTP and
+//! courier's endpoints: it reads the policy from each request, decides by method and status,
+//! honours `Retry-After`, waits with backoff and jitter and keeps a budget. Like tower's, it
+//! needs a `Clone` inner service.
+//!
+//! # Example
+//!
+//! ```
+//! use courier_core::{Body, BoxError, RetryPolicy};
+//! use courier_layers::retry::RetryLayer;
+//! use courier_layers::timeout::TimeoutLayer;
+//! use std::sync::atomic::{AtomicUsize, Ordering};
+//! use std::sync::Arc;
+//! use std::time::Duration;
+//! use tower::{service_fn, ServiceBuilder, ServiceExt};
+//!
+//! # #[tokio::main(flavor = "current_thread")]
+//! # async fn main() -> Result<(), BoxError> {
+//! # tokio::time::pause();
+//! // A transport that is unavailable once, then answers.
+//! let calls = Arc::new(AtomicUsize::new(0));
+//! let transport = service_fn({
+//!     let calls = calls.clone();
+//!     move |_request: http::Request<Body>| {
+//!         let status = if calls.fetch_add(1, Ordering::SeqCst) == 0 { 503 } else { 200 };
+//!         async move {
+//!             Ok::<_, BoxError>(http::Response::builder().status(status).body(Body::empty())?)
+//!         }
+//!     }
+//! });
+//!
+//! // Retry outside, so that the timeout bounds each attempt.
+//! let service = ServiceBuilder::new()
+//!     .layer(RetryLayer::new(RetryPolicy::default().max_attempts(4)))
+//!     .layer(TimeoutLayer::new(Duration::from_secs(10)))
+//!     .service(transport);
+//!
+//! let request = http::Request::get("http://127.0.0.1:3000/users/7").body(Body::empty())?;
+//! let response = service.oneshot(request).await?;
+//! assert_eq!(response.status(), 200);
+//! assert_eq!(calls.load(Ordering::SeqCst), 2);
+//! # Ok(())
+//! # }
+//! ```
+
+mod policy;
+mod retry_after;
+#[cfg(test)]
+mod tests;
+
+use self::future::ResponseFuture;
+use self::policy::Attempts;
+use crate::BufferedBody;
+use courier_core::RetryPolicy;
+use http::{Request, Response};
+use std::fmt;
+use std::sync::Arc;
+use std::task::{Context, Poll};
+use tower::retry::budget::TpsBudget;
+use tower::{Layer, Service};
+
+/// Applies [`Retry`] to a service: retries reads and idempotent calls on the statuses of the
+/// request's policy, with backoff, `Retry-After` and a shared budget.
+///
+/// See the [module docs](self).
+#[derive(Clone, Debug)]
+pub struct RetryLayer {
+    default: Arc<RetryPolicy>,
+    budget: Arc<TpsBudget>,
+}
+
+impl RetryLayer {
+    /// Retries by `policy` the requests whose [`EndpointMeta`](courier_core::EndpointMeta)
+    /// inherits the stack's policy, and requests without meta; with tower's default budget.
+    pub fn new(policy: RetryPolicy) -> Self {
+        Self {
+            default: Arc::new(policy),
+            budget: Arc::new(TpsBudget::default()),
+        }
+    }
+
+    /// Replaces the retry budget shared by every service this layer makes. Pass an
+    /// `Arc<TpsBudget>` to share one budget with other layers.
+    ///
+    /// ```
+    /// use courier_layers::retry::RetryLayer;
+    /// use std::time::Duration;
+    /// use tower::retry::budget::TpsBudget;
+    ///
+    /// // Over 10 s: one retry a second, plus one for every ten calls.
+    /// let layer = RetryLayer::default().budget(TpsBudget::new(Duration::from_secs(10), 1, 0.1));
+    /// # let _ = layer;
+    /// ```
+    #[must_use]
+    pub fn budget(mut self, budget: impl Into<Arc<TpsBudget>>) -> Self {
+        self.budget = budget.into();
+        self
+    }
+
+    /// The policy for requests that do not bring their own.
+    pub fn policy(&self) -> &RetryPolicy {
+        &self.default
+    }
+}
+
+impl Default for RetryLayer {
+    /// [`RetryPolicy::default`], with tower's default budget.
+    fn default() -> Self {
+        Self::new(RetryPolicy::default())
+    }
+}
+
+impl<S> Layer<S> for RetryLayer {
+    type Service = Retry<S>;
+
+    fn layer(&self, inner: S) -> Self::Service {
+        Retry {
+            inner: tower::retry::Retry::new(
+                Attempts::new(self.default.clone(), self.budget.clone()),
+                inner,
+            ),
+        }
+    }
+}
+
+/// Retries failed reads and idempotent calls to the inner service.
+///
+/// See the [module docs](self).
+#[derive(Clone, Debug)]
+pub struct Retry<S> {
+    inner: tower::retry::Retry<Attempts, S>,
+}
+
+impl<S> Retry<S> {
+    /// Wraps `inner`, retrying by `policy` the requests that do not bring their own, with a
+    /// budget of its own (tower's default).
+    pub fn new(inner: S, policy: RetryPolicy) -> Self {
+        RetryLayer::new(policy).layer(inner)
+    }
+
+    /// A [`RetryLayer`] with `policy` as its default.
+    pub fn layer(policy: RetryPolicy) -> RetryLayer {
+        RetryLayer::new(policy)
+    }
+
+    /// The inner service.
+    pub fn get_ref(&self) -> &S {
+        self.inner.get_ref()
+    }
+
+    /// The inner service, mutably.
+    pub fn get_mut(&mut self) -> &mut S {
+        self.inner.get_mut()
+    }
+
+    /// Unwraps the inner service.
+    pub fn into_inner(self) -> S {
+        self.inner.into_inner()
+    }
+}
+
+impl<S, ReqBody, ResBody> Service<Request<ReqBody>> for Retry<S>
+where
+    S: Service<Request<ReqBody>, Response = Response<ResBody>> + Clone,
+    S::Error: fmt::Display,
+    ReqBody: BufferedBody,
+{
+    type Response = Response<ResBody>;
+    type Error = S::Error;
+    type Future = ResponseFuture<S, ReqBody, ResBody>;
+
+    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
+        self.inner.poll_ready(cx)
+    }
+
+    fn call(&mut self, request: Request<ReqBody>) -> Self::Future {
+        ResponseFuture::new(self.inner.call(request))
+    }
+}
+
+pub mod future {
+    //! The future [`Retry`](super::Retry) returns.
+
+    use super::policy::Attempts;
+    use crate::BufferedBody;
+    use http::{Request, Response};
+    use pin_project_lite::pin_project;
+    use std::fmt;
+    use std::future::Future;
+    use std::marker::PhantomData;
+    use std::pin::Pin;
+    use std::task::{Context, Poll};
+    use tower::Service;
+
+    pin_project! {
+        /// The response future of [`Retry`](super::Retry): runs attempts until one succeeds, the
+        /// policy gives up, or the budget runs out.
+        pub struct ResponseFuture<S, ReqBody, ResBody>
+        where
+            S: Service<Request<ReqBody>, Response = Response<ResBody>>,
+            S::Error: fmt::Display,
+            ReqBody: BufferedBody,
+        {
+            #[pin]
+            inner: tower::retry::future::ResponseFuture<Attempts, S, Request<ReqBody>>,
+            _body: PhantomData<fn() -> ResBody>,
+        }
+    }
+
+    impl<S, ReqBody, ResBody> ResponseFuture<S, ReqBody, ResBody>
+    where
+        S: Service<Request<ReqBody>, Response = Response<ResBody>>,
+        S::Error: fmt::Display,
+        ReqBody: BufferedBody,
+    {
+        pub(super) fn new(
+            inner: tower::retry::future::ResponseFuture<Attempts, S, Request<ReqBody>>,
+        ) -> Self {
+            Self {
+                inner,
+                _body: PhantomData,
+            }
+        }
+    }
+
+    impl<S, ReqBody, ResBody> Future for ResponseFuture<S, ReqBody, ResBody>
+    where
+        S: Service<Request<ReqBody>, Response = Response<ResBody>>,
+        S::Error: fmt::Display,
+        ReqBody: BufferedBody,
+    {
+        type Output = Result<Response<ResBody>, S::Error>;
+
+        fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+            self.project().inner.poll(cx)
+        }
+    }
+
+    impl<S, ReqBody, ResBody> fmt::Debug for ResponseFuture<S, ReqBody, ResBody>
+    where
+        S: Service<Request<ReqBody>, Response = Response<ResBody>>,
+        S::Error: fmt::Display,
+        ReqBody: BufferedBody,
+    {
+        fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            f.debug_struct("ResponseFuture").finish_non_exhaustive()
+        }
+    }
+}
