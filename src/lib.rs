@@ -47,9 +47,14 @@
 pub use courier_core::*;
 
 pub use courier_client::{
-    classify, Call, Caller, Client, ClientBuilder, Error, HttpError, NetworkErrorKind, Transport,
-    TransportCache, TransportError,
+    classify, Call, Caller, CallerBuilder, Client, ClientBuilder, Error, HttpError,
+    NetworkErrorKind, Transport, TransportCache, TransportError,
 };
+
+/// The cross-cutting behaviours as tower layers, each usable alone: coalescing,
+/// cancel-previous, session, forwarding, timeout, retry, auth, call logging, and the server-side
+/// context layer.
+pub use courier_layers as layers;
 
 /// The typed API: `Api<T>` is a built source of shape `T`; `#[derive(Api)]` implements `T`.
 pub use courier_core::typed::Api;

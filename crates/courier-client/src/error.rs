@@ -3,6 +3,9 @@
 
 use crate::transport::{classify, NetworkErrorKind, TransportError};
 use courier_core::{BoxError, ConfigurationError, RequestError};
+use courier_layers::cancel_previous::error::Cancelled;
+use courier_layers::session::error::{RefusalReason, SessionRefused};
+use courier_layers::timeout::error::Elapsed;
 use http::{HeaderMap, StatusCode};
 use serde_json::Value;
 use std::fmt;
@@ -33,6 +36,16 @@ impl HttpError {
             headers,
             data,
         }
+    }
+}
+
+/// The [`HttpError`] of a call a layer refused itself: no response came, so its headers are
+/// empty and its data is `{"error": {"code", "message"}}`, as the proxy writes its own refusals.
+fn refusal(status: StatusCode, code: &str, message: &dyn fmt::Display) -> HttpError {
+    HttpError {
+        status,
+        headers: HeaderMap::new(),
+        data: serde_json::json!({ "error": { "code": code, "message": message.to_string() } }),
     }
 }
 
@@ -91,6 +104,35 @@ impl Error {
             return Self::new(Kind::Timeout, Some(source));
         }
         Self::new(Kind::Network(kind), Some(source))
+    }
+
+    /// An error from an endpoint's service stack: a layer's own refusal (cancelled by a newer
+    /// call: HTTP 499; refused by the session's write checks: HTTP 403), an attempt's timeout,
+    /// or a network failure; anything else a layer raises counts as a network failure of kind
+    /// [`NetworkErrorKind::Other`] (no response came).
+    pub(crate) fn from_stack(source: BoxError) -> Self {
+        let mut current: Option<&(dyn std::error::Error + 'static)> = Some(&*source);
+        while let Some(error) = current {
+            if let Some(cancelled) = error.downcast_ref::<Cancelled>() {
+                let http = refusal(cancelled.status(), "CANCELLED_BY_NEWER_CALL", cancelled);
+                return Self::new(Kind::Http(http), Some(source));
+            }
+            if let Some(refused) = error.downcast_ref::<SessionRefused>() {
+                let code = match refused.reason() {
+                    RefusalReason::UntrustedOrigin | RefusalReason::CrossSite => {
+                        "ORIGIN_NOT_TRUSTED"
+                    }
+                    _ => "CSRF_CHECK_FAILED",
+                };
+                let http = refusal(refused.status(), code, refused);
+                return Self::new(Kind::Http(http), Some(source));
+            }
+            if error.is::<Elapsed>() {
+                return Self::new(Kind::Timeout, Some(source));
+            }
+            current = error.source();
+        }
+        Self::from_network(source)
     }
 
     pub(crate) fn timeout() -> Self {

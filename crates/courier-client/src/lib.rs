@@ -72,6 +72,6 @@ mod error;
 mod progress;
 mod transport;
 
-pub use caller::{Call, Caller, Client, ClientBuilder};
+pub use caller::{Call, Caller, CallerBuilder, Client, ClientBuilder};
 pub use error::{Error, HttpError};
 pub use transport::{classify, NetworkErrorKind, Transport, TransportCache, TransportError};

@@ -4,13 +4,20 @@
 use crate::error::{Error, HttpError};
 use crate::progress::ProgressBody;
 use crate::transport::{Transport, TransportCache};
+use bytes::Bytes;
 use courier_core::encode::Variables;
 use courier_core::{
-    build_request, call_transport, resolve_path_options, ApiDef, Body, CallOptions,
+    build_request, call_transport, resolve_path_options, ApiDef, Body, BoxError, CallOptions,
     CancellationToken, Dispatch, FromResponse, HttpCallRequest, HttpResponse, HttpService,
-    IntoVariables, ResolvedEndpoint, ResponseBody, ResponseType,
+    IntoVariables, Middleware, ResolvedEndpoint, ResponseBody, ResponseType, Retry, RetryPolicy,
 };
-use http::{Method, StatusCode};
+use courier_layers::cancel_previous::CancelPreviousLayer;
+use courier_layers::coalesce::{CoalesceBody, CoalesceLayer};
+use courier_layers::forward::ForwardLayer;
+use courier_layers::retry::RetryLayer;
+use courier_layers::session::SessionLayer;
+use courier_layers::timeout::TimeoutLayer;
+use http::{Method, Request, Response, StatusCode};
 use http_body_util::BodyExt;
 use serde_json::Value;
 use std::collections::HashMap;
@@ -19,7 +26,8 @@ use std::pin::Pin;
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 use std::task::{Context, Poll};
-use tower::ServiceExt;
+use std::time::Duration;
+use tower::{Layer, Service, ServiceBuilder, ServiceExt};
 
 /// An API's calls over a transport: cheap to clone (an `Arc` inside), usable from any task.
 ///
@@ -28,9 +36,23 @@ use tower::ServiceExt;
 /// [`Caller`](super::Caller), which derefs to the typed views over a `Client`. It is also a
 /// `tower::Service<Call>`.
 ///
-/// Each endpoint's service is built once: the transport its group or source names (a `fetch`, a
-/// client for its `dispatcher`, or the default), wrapped in the endpoint's `.layer()`s, then the
-/// source's `middleware` outermost.
+/// Each endpoint's service is built once, from the layers of [`courier_layers`], outermost
+/// first:
+///
+/// | layer | when |
+/// |---|---|
+/// | `CancelPreviousLayer` | the source lists endpoints in `cancel_previous` |
+/// | `SessionLayer` | the source has `session` options |
+/// | `ForwardLayer` | the source has `forward` options |
+/// | the source's `middleware`, then [`ClientBuilder::layer`]s, then the endpoint's `.layer()`s | any |
+/// | `CoalesceLayer` | always; it shares reads whose `coalesce` resolves to true |
+/// | `RetryLayer` | unless [`ClientBuilder::retry`] turned the default off |
+/// | `TimeoutLayer` | always; it bounds the attempts of calls with a timeout |
+/// | the transport | the call's, group's or source's `fetch` or `dispatcher`, or the default |
+///
+/// Each layer reads the call's [`EndpointMeta`](courier_core::EndpointMeta), which `Client`
+/// puts in every request's extensions. The timeout (the call's, else the endpoint's, else the
+/// source's) bounds each attempt up to the response head, then the reading of a buffered body.
 #[derive(Clone)]
 pub struct Client {
     inner: Arc<Inner>,
@@ -39,14 +61,18 @@ pub struct Client {
 struct Inner {
     api: ApiDef,
     transports: TransportCache,
+    stack: Stack,
     services: HashMap<String, HttpService>,
 }
 
-/// Builds a [`Client`]: the API and, optionally, the default transport's settings.
+/// Builds a [`Client`]: the API, the default transport's settings, the default retry policy
+/// and layers of the user's own.
 #[must_use]
 pub struct ClientBuilder {
     api: ApiDef,
     transport: Transport,
+    retry: Option<RetryPolicy>,
+    layers: Vec<Middleware>,
 }
 
 impl ClientBuilder {
@@ -54,6 +80,41 @@ impl ClientBuilder {
     /// `dispatcher`).
     pub fn transport(mut self, transport: Transport) -> Self {
         self.transport = transport;
+        self
+    }
+
+    /// The retry policy of endpoints that set none (`.retry(...)` wins over it):
+    /// [`RetryPolicy::default()`] unless set here; `false` retries nothing by default.
+    ///
+    /// [`RetryPolicy::default()`]: courier_core::RetryPolicy::default
+    pub fn retry(mut self, retry: impl Into<Retry>) -> Self {
+        self.retry = match retry.into() {
+            Retry::Inherit => Some(RetryPolicy::default()),
+            Retry::Off => None,
+            Retry::Policy(policy) => Some(policy),
+        };
+        self
+    }
+
+    /// Adds a tower layer to every call, where the source's `middleware` goes (the spec's
+    /// `.use()`): inside the session and forwarded headers, outside coalescing, retry and the
+    /// timeout. Layers added first run first.
+    pub fn layer<L>(mut self, layer: L) -> Self
+    where
+        L: Layer<HttpService> + Send + Sync + 'static,
+        L::Service:
+            Service<Request<Body>, Response = Response<Body>> + Clone + Send + Sync + 'static,
+        <L::Service as Service<Request<Body>>>::Error: Into<BoxError>,
+        <L::Service as Service<Request<Body>>>::Future: Send + 'static,
+    {
+        self.layers
+            .push(Middleware::new(std::any::type_name::<L>(), layer));
+        self
+    }
+
+    /// Adds a [`Middleware`] to every call, as [`ClientBuilder::layer`] does.
+    pub fn middleware(mut self, middleware: Middleware) -> Self {
+        self.layers.push(middleware);
         self
     }
 
@@ -65,38 +126,93 @@ impl ClientBuilder {
     /// error is a configuration error.
     pub fn build(self) -> Result<Client, Error> {
         let transports = TransportCache::new(self.transport).map_err(Error::transport)?;
+        let source = self.api.options();
+        let mut middleware = source.middleware.clone();
+        middleware.extend(self.layers);
+        let stack = Stack {
+            retry: self.retry,
+            coalesce: CoalesceLayer::new(),
+            middleware,
+            session: source.session.clone().map(SessionLayer::new),
+            forward: source.forward.clone().map(ForwardLayer::new),
+            cancel_previous: (!source.cancel_previous.is_empty()).then(CancelPreviousLayer::new),
+        };
         let mut services = HashMap::new();
         for endpoint in self.api.endpoints() {
-            let service = stack(&self.api, endpoint, &transports, None)?;
+            let service = stack.service(endpoint, &transports, None)?;
             services.insert(endpoint.path().to_owned(), service);
         }
         Ok(Client {
             inner: Arc::new(Inner {
                 api: self.api,
                 transports,
+                stack,
                 services,
             }),
         })
     }
 }
 
-/// The transport for `endpoint` (its call's, group's or source's), wrapped in its layers and the
-/// source's middleware.
-fn stack(
-    api: &ApiDef,
-    endpoint: &ResolvedEndpoint,
-    transports: &TransportCache,
-    options: Option<&CallOptions>,
-) -> Result<HttpService, Error> {
-    let transport = call_transport(endpoint, options);
-    let mut service = transports.service(&transport).map_err(Error::transport)?;
-    for layer in endpoint.definition().options().layers.iter().rev() {
-        service = layer.apply(service);
+/// The layers every endpoint's service is built with, in DESIGN order, outermost first:
+/// cancel-previous, session, forward, middleware (the source's, then the builder's, then the
+/// endpoint's own), coalesce, retry, timeout, transport.
+struct Stack {
+    retry: Option<RetryPolicy>,
+    coalesce: CoalesceLayer,
+    middleware: Vec<Middleware>,
+    session: Option<SessionLayer>,
+    forward: Option<ForwardLayer>,
+    /// One for the client: a newer call cancels an older one of the same endpoint.
+    cancel_previous: Option<CancelPreviousLayer>,
+}
+
+impl Stack {
+    /// The service for `endpoint` over its transport (the call's, group's or source's).
+    fn service(
+        &self,
+        endpoint: &ResolvedEndpoint,
+        transports: &TransportCache,
+        options: Option<&CallOptions>,
+    ) -> Result<HttpService, Error> {
+        let transport = transports
+            .service(&call_transport(endpoint, options))
+            .map_err(Error::transport)?;
+        let inner = ServiceBuilder::new()
+            .map_response(|response: Response<CoalesceBody<Body>>| response.map(Body::from))
+            .layer(self.coalesce.clone())
+            .option_layer(self.retry.clone().map(RetryLayer::new))
+            .layer(TimeoutLayer::from_meta())
+            .service(transport);
+        let own = &endpoint.definition().options().layers;
+        if self.middleware.is_empty() && own.is_empty() {
+            return Ok(self.outer(inner));
+        }
+        let mut service = HttpService::new(inner);
+        for layer in own.iter().rev() {
+            service = layer.apply(service);
+        }
+        for layer in self.middleware.iter().rev() {
+            service = layer.apply(service);
+        }
+        Ok(self.outer(service))
     }
-    for layer in api.options().middleware.iter().rev() {
-        service = layer.apply(service);
+
+    /// Cancel-previous, session and forward over `inner`, boxed once.
+    fn outer<S>(&self, inner: S) -> HttpService
+    where
+        S: Service<Request<Body>, Response = Response<Body>> + Clone + Send + Sync + 'static,
+        S::Error: Into<BoxError>,
+        S::Future: Send + 'static,
+    {
+        HttpService::new(
+            ServiceBuilder::new()
+                .option_layer(self.cancel_previous.clone())
+                .option_layer(self.session.clone())
+                .option_layer(self.forward.clone())
+                .map_err(Into::<BoxError>::into)
+                .service(inner),
+        )
     }
-    Ok(service)
 }
 
 /// One untyped call, as [`Client`]'s `tower::Service` takes it.
@@ -125,6 +241,8 @@ impl Client {
         ClientBuilder {
             api,
             transport: Transport::new(),
+            retry: Some(RetryPolicy::default()),
+            layers: Vec::new(),
         }
     }
 
@@ -174,21 +292,8 @@ impl Client {
         options: Option<&CallOptions>,
     ) -> Result<HttpResponse<R>, Error> {
         let source = self.inner.api.options();
-        let timeout = options
-            .and_then(CallOptions::timeout_value)
-            .or(endpoint.definition().options().timeout)
-            .or(source.timeout);
         let call_signal = options.and_then(CallOptions::signal_value);
-        let work = async {
-            match timeout {
-                Some(limit) => {
-                    tokio::time::timeout(limit, self.send::<R>(endpoint, variables, options))
-                        .await
-                        .unwrap_or_else(|_| Err(Error::timeout()))
-                }
-                None => self.send::<R>(endpoint, variables, options).await,
-            }
-        };
+        let work = self.send::<R>(endpoint, variables, options);
         let result = if call_signal.is_none() && source.signal.is_none() {
             work.await
         } else {
@@ -215,6 +320,12 @@ impl Client {
         let mut request =
             build_request(api, endpoint, variables, &values, headers).map_err(Error::request)?;
         let method = request.method().clone();
+        let meta = endpoint.meta().with_call(options);
+        let timeout = meta.timeout_value();
+        request.extensions_mut().insert(meta);
+        if let Some(served) = options.and_then(CallOptions::context_value) {
+            request.extensions_mut().insert(served.clone());
+        }
         if let Some(progress) = options.and_then(CallOptions::upload_progress) {
             let body = std::mem::take(request.body_mut());
             let done = Arc::new(AtomicBool::new(false));
@@ -224,24 +335,24 @@ impl Client {
         let service = match options
             .filter(|o| o.transport().fetch.is_some() || o.transport().dispatcher.is_some())
         {
-            Some(options) => stack(api, endpoint, &self.inner.transports, Some(options))?,
+            Some(options) => {
+                self.inner
+                    .stack
+                    .service(endpoint, &self.inner.transports, Some(options))?
+            }
             None => match self.inner.services.get(endpoint.path()) {
                 Some(service) => service.clone(),
-                None => stack(api, endpoint, &self.inner.transports, None)?,
+                None => self
+                    .inner
+                    .stack
+                    .service(endpoint, &self.inner.transports, None)?,
             },
         };
-        let response = service
-            .oneshot(request)
-            .await
-            .map_err(Error::from_network)?;
+        let response = service.oneshot(request).await.map_err(Error::from_stack)?;
         let (parts, body) = response.into_parts();
 
         if parts.status.as_u16() >= 400 {
-            let bytes = body
-                .collect()
-                .await
-                .map_err(Error::from_network)?
-                .to_bytes();
+            let bytes = collect(body, timeout).await?;
             return Err(Error::from_http(HttpError::from_parts(
                 parts.status,
                 parts.headers,
@@ -254,11 +365,7 @@ impl Client {
         let body = if streams {
             ResponseBody::Stream(body)
         } else {
-            let bytes = body
-                .collect()
-                .await
-                .map_err(Error::from_network)?
-                .to_bytes();
+            let bytes = collect(body, timeout).await?;
             if parts.status == StatusCode::NO_CONTENT || method == Method::HEAD {
                 ResponseBody::Empty
             } else if let Some(parser) = &api.options().response_parser {
@@ -289,6 +396,19 @@ impl Client {
             data,
         })
     }
+}
+
+/// Reads a buffered body whole; the call's timeout bounds the reading too, as it bounds each
+/// attempt up to the response head.
+async fn collect(body: Body, timeout: Option<Duration>) -> Result<Bytes, Error> {
+    let read = body.collect();
+    let collected = match timeout {
+        Some(limit) => tokio::time::timeout(limit, read)
+            .await
+            .map_err(|_| Error::timeout())?,
+        None => read.await,
+    };
+    Ok(collected.map_err(Error::from_network)?.to_bytes())
 }
 
 /// Resolves when either signal is cancelled; never when neither is given.

@@ -8,6 +8,7 @@ use crate::error::Error;
 use crate::transport::Transport;
 use courier_core::typed::{Api, ApiSpec};
 use std::fmt;
+use std::marker::PhantomData;
 use std::ops::Deref;
 
 /// A typed client for an API of shape `A`: derefs to the typed views the derive wrote
@@ -41,12 +42,96 @@ impl<A: ApiSpec> Caller<A> {
     ///
     /// When a transport cannot be built.
     pub fn with_transport(api: Api<A>, transport: Transport) -> Result<Self, Error> {
-        let client = Client::builder(api.into_def())
-            .transport(transport)
-            .build()?;
-        Ok(Self {
-            client: A::Client::from(client),
+        Self::builder(api).transport(transport).build()
+    }
+
+    /// A caller with settings: the default transport, the default retry policy, layers of
+    /// one's own.
+    ///
+    /// ```no_run
+    /// # use courier_core as courier;
+    /// use courier_client::Caller;
+    /// use courier_core::RetryPolicy;
+    /// use courier_layers::{auth::AuthLayer, trace::log_middleware};
+    /// # fn demo<A: courier::typed::ApiSpec>(api: courier::typed::Api<A>) -> Result<(), courier_client::Error> {
+    /// let caller = Caller::builder(api)
+    ///     .retry(RetryPolicy::new().max_attempts(2))
+    ///     .layer(AuthLayer::new(|| async { Ok::<_, std::io::Error>("secret-token") }))
+    ///     .middleware(log_middleware())
+    ///     .build()?;
+    /// # Ok(()) }
+    /// ```
+    pub fn builder(api: Api<A>) -> CallerBuilder<A> {
+        CallerBuilder {
+            client: Client::builder(api.into_def()),
+            shape: PhantomData,
+        }
+    }
+}
+
+/// Builds a [`Caller`]; see [`ClientBuilder`] for each setting.
+#[must_use]
+pub struct CallerBuilder<A: ApiSpec> {
+    client: ClientBuilder,
+    shape: PhantomData<fn() -> A>,
+}
+
+impl<A: ApiSpec> CallerBuilder<A> {
+    /// The default transport; see [`ClientBuilder::transport`].
+    pub fn transport(self, transport: Transport) -> Self {
+        self.map(|c| c.transport(transport))
+    }
+
+    /// The retry policy of endpoints that set none; see [`ClientBuilder::retry`].
+    pub fn retry(self, retry: impl Into<courier_core::Retry>) -> Self {
+        self.map(|c| c.retry(retry))
+    }
+
+    /// Adds a tower layer to every call; see [`ClientBuilder::layer`].
+    pub fn layer<L>(self, layer: L) -> Self
+    where
+        L: tower::Layer<courier_core::HttpService> + Send + Sync + 'static,
+        L::Service: tower::Service<
+                http::Request<courier_core::Body>,
+                Response = http::Response<courier_core::Body>,
+            > + Clone
+            + Send
+            + Sync
+            + 'static,
+        <L::Service as tower::Service<http::Request<courier_core::Body>>>::Error:
+            Into<courier_core::BoxError>,
+        <L::Service as tower::Service<http::Request<courier_core::Body>>>::Future: Send + 'static,
+    {
+        self.map(|c| c.layer(layer))
+    }
+
+    /// Adds a [`Middleware`](courier_core::Middleware) to every call.
+    pub fn middleware(self, middleware: courier_core::Middleware) -> Self {
+        self.map(|c| c.middleware(middleware))
+    }
+
+    /// Builds the caller.
+    ///
+    /// # Errors
+    ///
+    /// When a transport cannot be built.
+    pub fn build(self) -> Result<Caller<A>, Error> {
+        Ok(Caller {
+            client: A::Client::from(self.client.build()?),
         })
+    }
+
+    fn map(self, f: impl FnOnce(ClientBuilder) -> ClientBuilder) -> Self {
+        Self {
+            client: f(self.client),
+            shape: PhantomData,
+        }
+    }
+}
+
+impl<A: ApiSpec> fmt::Debug for CallerBuilder<A> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("CallerBuilder").finish_non_exhaustive()
     }
 }
 

@@ -92,3 +92,18 @@ where
         }
     }
 }
+
+/// Back to courier's own body without boxing: the inner body as it was, or the shared bytes
+/// (boxed only when the shared response had trailers).
+impl From<CoalesceBody<courier_core::Body>> for courier_core::Body {
+    fn from(body: CoalesceBody<courier_core::Body>) -> Self {
+        match body.kind {
+            Kind::Inner { body } => body,
+            Kind::Shared {
+                data,
+                trailers: None,
+            } => data.map_or_else(courier_core::Body::empty, courier_core::Body::from),
+            kind @ Kind::Shared { .. } => courier_core::Body::new(CoalesceBody { kind }),
+        }
+    }
+}
