@@ -130,7 +130,7 @@ impl ClientBuilder {
         let mut middleware = source.middleware.clone();
         middleware.extend(self.layers);
         let stack = Stack {
-            retry: self.retry,
+            retry: self.retry.map(RetryLayer::new),
             coalesce: CoalesceLayer::new(),
             middleware,
             session: source.session.clone().map(SessionLayer::new),
@@ -157,7 +157,8 @@ impl ClientBuilder {
 /// cancel-previous, session, forward, middleware (the source's, then the builder's, then the
 /// endpoint's own), coalesce, retry, timeout, transport.
 struct Stack {
-    retry: Option<RetryPolicy>,
+    /// One for the client: its clones share one retry budget, so every endpoint draws on it.
+    retry: Option<RetryLayer>,
     coalesce: CoalesceLayer,
     middleware: Vec<Middleware>,
     session: Option<SessionLayer>,
@@ -180,7 +181,7 @@ impl Stack {
         let inner = ServiceBuilder::new()
             .map_response(|response: Response<CoalesceBody<Body>>| response.map(Body::from))
             .layer(self.coalesce.clone())
-            .option_layer(self.retry.clone().map(RetryLayer::new))
+            .option_layer(self.retry.clone())
             .layer(TimeoutLayer::from_meta())
             .service(transport);
         let own = &endpoint.definition().options().layers;

@@ -43,6 +43,33 @@ macro_rules! typed_common_builders {
                 Self::from_def(self.def.meta(key, value))
             }
 
+            /// Applies a tower layer to this endpoint's calls (the spec's `.use()`).
+            #[must_use]
+            pub fn layer<L>(self, layer: L) -> Self
+            where
+                L: tower::Layer<$crate::HttpService> + Send + Sync + 'static,
+                L::Service: tower::Service<
+                        ::http::Request<$crate::Body>,
+                        Response = ::http::Response<$crate::Body>,
+                    > + Clone
+                    + Send
+                    + Sync
+                    + 'static,
+                <L::Service as tower::Service<::http::Request<$crate::Body>>>::Error:
+                    Into<$crate::BoxError>,
+                <L::Service as tower::Service<::http::Request<$crate::Body>>>::Future:
+                    Send + 'static,
+            {
+                Self::from_def(self.def.layer(layer))
+            }
+
+            /// Whether identical in-flight reads of this endpoint share one upstream call; over
+            /// the source's `coalesce`, under a call's own.
+            #[must_use]
+            pub fn coalesce(self, coalesce: bool) -> Self {
+                Self::from_def(self.def.coalesce(coalesce))
+            }
+
             /// Applies a type-erased tower layer (the spec's `.use()`); see
             /// [`Middleware::new`]($crate::Middleware::new).
             #[must_use]
