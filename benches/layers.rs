@@ -289,8 +289,20 @@ impl Bench {
         if calls.callers == 1 {
             vec![call(service, self.request(id, calls.served)).await]
         } else {
-            join_all((0..calls.callers).map(|_| call(service, self.request(id, calls.served))))
-                .await
+            // Every call is made before any is polled, as concurrent callers' calls are: an
+            // in-memory answer would otherwise come back before the next caller even asks.
+            let mut pending = Vec::with_capacity(calls.callers);
+            for _ in 0..calls.callers {
+                let mut service = service.clone();
+                service.ready().await.expect("the service is ready");
+                pending.push(service.call(self.request(id, calls.served)));
+            }
+            join_all(
+                pending.into_iter().map(|response| async {
+                    read(response.await.expect("the call succeeds")).await
+                }),
+            )
+            .await
         }
     }
 
@@ -365,6 +377,15 @@ where
         .oneshot(request)
         .await
         .expect("the call succeeds");
+    read(response).await
+}
+
+/// The status and the whole body of `response`.
+async fn read<B>(response: Response<B>) -> (StatusCode, Bytes)
+where
+    B: HttpBody<Data = Bytes>,
+    B::Error: fmt::Debug,
+{
     let status = response.status();
     let body = response
         .into_body()

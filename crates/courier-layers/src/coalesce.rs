@@ -33,43 +33,65 @@
 //! out: `x-request-id`, `traceparent` and `tracestate`. Add more with
 //! [`CoalesceLayer::ignore_header`].
 //!
-//! The key is hashed once, and a hash hit is checked against the full key, so a hash collision
-//! never shares a response between different requests.
+//! Each shared read's key is written once, in one buffer: the method, the URI and the body's
+//! length first, then the body and headers. A call in flight is found by a hash of that first
+//! part only, what is cheap to hash and tells reads apart; a hash hit is then checked against
+//! the call's full key, so a hash collision never shares a response between different
+//! requests.
 //!
 //! # How the answer is shared
 //!
-//! The first caller leads: its request goes to the inner service in a task of its own
-//! (`tokio::spawn`, in the leader's tracing span and [served-request] scope), which reads the
-//! response to its end once. Every caller, the leader included, then gets its own
-//! `http::Response`: the status, version, headers, all extensions (http requires extension
-//! values to be `Clone`) and a [`CoalesceBody`] over the same bytes, trailers included. A
-//! shared response is therefore held in memory in full; turn coalescing off for a large
-//! download (`coalesce(false)` on the endpoint or the call).
+//! The first read leads: its response future calls the inner service and polls the inner
+//! future itself, in the caller's task, tracing span and [served-request] scope. A read that
+//! arrives while that call waits for its response head joins it: it does not call the inner
+//! service, and waits for the leader's answer.
+//!
+//! When the response head arrives, the call is forgotten: a read joins a call until that
+//! call's response head arrives, and a read arriving after that starts a new call. Coalescing
+//! shares calls in flight; it is not a cache. (An inner future ready at its first poll, such as
+//! an in-memory service's, leaves no time to join: reads made one after another, each polled
+//! before the next is made, each make their own call.)
+//!
+//! - Nobody joined (the usual case): the leader gets the inner response as it is, its body
+//!   streamed through as it arrives. Coalescing then costs a lock to register the call and one
+//!   to forget it, the call's key, and one allocation for the inner future; no task, no
+//!   channel, no copy.
+//! - Others joined: the leader reads the body to its end once, and every caller, the leader
+//!   included, gets its own `http::Response`: the status, version, headers, all extensions
+//!   (http requires extension values to be `Clone`) and a [`CoalesceBody`] over the same
+//!   bytes, trailers included. A shared response is therefore held in memory in full; turn
+//!   coalescing off for a large download (`coalesce(false)` on the endpoint or the call).
 //!
 //! The shared call is the leader's request, extensions included: in courier's stack, the
-//! leader's [`EndpointMeta`] sets the retry and timeout of the call
-//! the others wait on.
+//! leader's [`EndpointMeta`] sets the retry and timeout of the call the others wait on.
 //!
-//! Outside a tokio runtime there is no task to run a shared call in, and requests go through
-//! unshared.
+//! Like any future, the leader's does its work when it is polled: the readers that joined wait
+//! on it. Await the response futures you make, or drop them; a leader kept and never polled
+//! holds its waiters up.
 //!
 //! # Cancellation
 //!
-//! A caller that drops its future leaves the call, and the call goes on for the others, whether
-//! the one leaving led it or joined it. When the last caller leaves, the task is aborted, which
-//! drops the inner future and so cancels the upstream call.
+//! A caller that drops its future leaves the call, and the call goes on for the others,
+//! whether the one leaving led it or joined it. A leader that leaves while others wait hands
+//! what is left of the call (the inner future, or the body it was reading for them) to a task
+//! (`tokio::spawn`, in the tracing span and served-request scope it was dropped in), which
+//! finishes it and answers them: that is the only case coalescing spawns. When the last party
+//! leaves (the leader and every waiter), the call is cancelled: the inner future, or the
+//! response body, is dropped, which cancels the upstream call.
 //!
-//! Once a call has answered it is forgotten: a request that arrives after that starts a new
-//! call.
+//! Outside a tokio runtime, reads are shared all the same, but a leader that leaves while
+//! others wait has no task to hand the call to: the call is cancelled, and the waiters end with
+//! [`Interrupted`](error::Interrupted).
 //!
 //! # Errors
 //!
-//! A failure of the shared call, from the inner service or while reading the response body,
-//! reaches every caller (the leader included) as a [`Shared`](error::Shared) error whose
+//! A failure of a call others joined, from the inner service or while reading the response
+//! body, reaches every caller (the leader included) as a [`Shared`](error::Shared) error whose
 //! [`source()`](std::error::Error::source) is the original, so classifying an error by its
-//! chain of causes works as without coalescing. A call whose task panicked ends with
-//! [`Interrupted`](error::Interrupted). Requests that are not shared fail with the inner
-//! service's own error.
+//! chain of causes works as without coalescing. A call nobody joined fails as an unshared one
+//! does: with the inner service's own error, or its body's. Waiters of a call that stopped
+//! without answering (the inner future panicked, the task went on with it panicked or lost its
+//! runtime, or its leader left outside a runtime) end with [`Interrupted`](error::Interrupted).
 //!
 //! # Where it goes
 //!
@@ -122,11 +144,13 @@
 //! [`coalesce_value()`]: courier_core::EndpointMeta::coalesce_value
 //! [served-request]: courier_core::context::ServedRequest
 
+mod answer;
 mod body;
 pub mod error;
 mod flight;
 pub mod future;
 mod key;
+mod lead;
 #[cfg(test)]
 mod tests;
 
@@ -135,6 +159,7 @@ pub use self::body::CoalesceBody;
 use self::flight::{InFlight, Join};
 use self::future::ResponseFuture;
 use self::key::Key;
+use self::lead::Leader;
 use crate::BufferedBody;
 use bytes::Bytes;
 use courier_core::{BoxError, EndpointMeta};
@@ -233,7 +258,8 @@ impl<S> Coalesce<S> {
         self.inner
     }
 
-    /// How many distinct upstream calls this service and its clones have in flight now.
+    /// How many distinct calls of this service and its clones a read can join now: those sent
+    /// and still waiting for their response head.
     pub fn in_flight(&self) -> usize {
         self.in_flight.len()
     }
@@ -268,15 +294,19 @@ where
     }
 
     fn call(&mut self, request: Request<ReqBody>) -> Self::Future {
-        let shared = key::may_share(&request)
-            .then(|| Key::of(&request, self.in_flight.ignored()))
-            .flatten()
-            .and_then(|key| Some((key, tokio::runtime::Handle::try_current().ok()?)));
-        let Some((key, runtime)) = shared else {
-            return ResponseFuture::passthrough(self.take_ready().call(request));
-        };
-        match self.in_flight.join(key) {
-            Join::Waiting { waiter, waiters } => {
+        let join = key::reads(&request)
+            .then(|| {
+                let body = request.body().buffered()?;
+                let key = Key::new(&request, body, self.in_flight.ignored())?;
+                Some(self.in_flight.join(self.in_flight.hash(&key), key))
+            })
+            .flatten();
+        match join {
+            None => ResponseFuture::passthrough(self.take_ready().call(request)),
+            Some(Join::Leading(lead)) => {
+                ResponseFuture::leading(Leader::new(self.take_ready().call(request), lead))
+            }
+            Some(Join::Waiting { waiter, waiters }) => {
                 // The ready inner service stays where it is, unused, for the next call.
                 tracing::debug!(
                     endpoint = request.extensions().get::<EndpointMeta>().map(EndpointMeta::path),
@@ -285,11 +315,7 @@ where
                     waiters,
                     "joined an identical read in flight"
                 );
-                ResponseFuture::shared(waiter)
-            }
-            Join::Leading { waiter, lead } => {
-                lead.start(self.take_ready().call(request), &runtime);
-                ResponseFuture::shared(waiter)
+                ResponseFuture::waiting(waiter)
             }
         }
     }

@@ -7,17 +7,20 @@ use axum::Router;
 use bytes::Bytes;
 use courier_core::{Body, BoxError};
 use courier_layers::coalesce::Coalesce;
+use futures_util::stream;
 use http::Request;
+use http_body::Body as _;
 use http_body_util::BodyExt;
 use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::client::legacy::Client;
 use hyper_util::rt::TokioExecutor;
+use std::convert::Infallible;
 use std::future::{Future, IntoFuture};
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
-use tokio::sync::watch;
+use tokio::sync::{watch, Notify};
 use tower::{Service, ServiceExt};
 
 /// A body large enough to arrive in several chunks.
@@ -30,6 +33,8 @@ fn payload() -> String {
 #[derive(Clone)]
 struct Upstream {
     hits: Arc<AtomicUsize>,
+    /// Told each time a request arrives.
+    arrived: Arc<Notify>,
     open: Arc<watch::Sender<bool>>,
     addr: SocketAddr,
 }
@@ -40,9 +45,15 @@ impl Upstream {
         let open = Arc::new(watch::channel(false).0);
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let addr = listener.local_addr().unwrap();
-        let upstream = Self { hits, open, addr };
+        let upstream = Self {
+            hits,
+            arrived: Arc::new(Notify::new()),
+            open,
+            addr,
+        };
         let app = Router::new()
             .route("/users/me", get(me))
+            .route("/feed", get(feed))
             .with_state(upstream.clone());
         tokio::spawn(axum::serve(listener, app).into_future());
         upstream
@@ -50,6 +61,10 @@ impl Upstream {
 
     fn url(&self) -> String {
         format!("http://{}/users/me", self.addr)
+    }
+
+    fn feed_url(&self) -> String {
+        format!("http://{}/feed", self.addr)
     }
 
     fn open(&self) {
@@ -65,6 +80,7 @@ impl Upstream {
 /// payload.
 async fn me(State(upstream): State<Upstream>, headers: HeaderMap) -> String {
     upstream.hits.fetch_add(1, Ordering::SeqCst);
+    upstream.arrived.notify_one();
     let _ = upstream.open.subscribe().wait_for(|open| *open).await;
     let user = headers
         .get("authorization")
@@ -72,6 +88,26 @@ async fn me(State(upstream): State<Upstream>, headers: HeaderMap) -> String {
         .and_then(|value| value.to_str().ok())
         .unwrap_or("anonymous");
     format!("{user}\n{}", payload())
+}
+
+/// Answers at once with a first chunk, and sends the second once the gate opens.
+async fn feed(State(upstream): State<Upstream>) -> axum::body::Body {
+    upstream.hits.fetch_add(1, Ordering::SeqCst);
+    let chunks = stream::unfold(0, move |sent| {
+        let upstream = upstream.clone();
+        async move {
+            let chunk = match sent {
+                0 => "first,",
+                1 => {
+                    let _ = upstream.open.subscribe().wait_for(|open| *open).await;
+                    "second"
+                }
+                _ => return None,
+            };
+            Some((Ok::<_, Infallible>(chunk), sent + 1))
+        }
+    });
+    axum::body::Body::from_stream(chunks)
 }
 
 type Coalesced = Coalesce<Client<HttpConnector, Body>>;
@@ -189,4 +225,56 @@ async fn reads_that_differ_only_in_request_ids_share_one_request() {
     let third = send(&mut service, read(&url, None)).await;
     assert_eq!(within(third).await, first);
     assert_eq!(upstream.hits(), 2);
+}
+
+#[tokio::test]
+async fn a_lone_read_streams_its_body_as_it_arrives() -> Result<(), BoxError> {
+    let upstream = Upstream::start().await;
+    let mut service = client();
+
+    // The server holds its second chunk back until the gate opens: a body read to its end
+    // before the response is handed over would never arrive.
+    let response = within(
+        service
+            .ready()
+            .await?
+            .call(read(&upstream.feed_url(), None)),
+    )
+    .await?;
+    assert_eq!(service.in_flight(), 0);
+    let mut body = response.into_body();
+    let first = within(body.frame()).await.expect("a frame")?;
+    assert_eq!(first.into_data().expect("data"), "first,");
+    assert!(!body.is_end_stream());
+
+    upstream.open();
+    let rest = within(body.collect()).await?.to_bytes();
+    assert_eq!(rest, "second");
+    assert_eq!(upstream.hits(), 1);
+    Ok(())
+}
+
+#[tokio::test]
+async fn a_leader_dropped_mid_call_hands_it_to_its_waiter() -> Result<(), BoxError> {
+    let upstream = Upstream::start().await;
+    let mut service = client();
+    let url = upstream.url();
+
+    let leader = service.ready().await?.call(read(&url, None));
+    let waiter = service.ready().await?.call(read(&url, None));
+    let arrived = upstream.arrived.notified();
+    let leader = tokio::spawn(leader);
+    // Once the server has the request, the leader leaves it.
+    within(arrived).await;
+    leader.abort();
+    assert!(leader.await.unwrap_err().is_cancelled());
+    upstream.open();
+
+    let response = within(waiter).await?;
+    assert_eq!(response.status(), 200);
+    let body = within(response.into_body().collect()).await?.to_bytes();
+    assert_eq!(body, format!("anonymous\n{}", payload()));
+    assert_eq!(upstream.hits(), 1);
+    assert_eq!(service.in_flight(), 0);
+    Ok(())
 }

@@ -8,9 +8,10 @@ use std::pin::Pin;
 use std::task::{Context, Poll};
 
 pin_project! {
-    /// The response body of [`Coalesce`](super::Coalesce): the inner service's own body for a
-    /// request that was not shared, or a copy of the shared response's buffered bytes (and
-    /// trailers, if it had any) for one that was.
+    /// The response body of [`Coalesce`](super::Coalesce): the inner service's own body,
+    /// streamed through, for a request that was not shared or a read nobody joined; or a copy
+    /// of the shared response's buffered bytes (and trailers, if it had any) for the callers of
+    /// a call others joined.
     ///
     /// Its error type is the inner body's: a copy cannot fail.
     #[derive(Debug)]

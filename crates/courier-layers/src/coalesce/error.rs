@@ -54,11 +54,13 @@ impl StdError for Shared {
     }
 }
 
-/// The shared upstream call stopped before it answered: the task running it panicked, or the
-/// runtime shut down under it.
+/// The shared upstream call stopped before it answered the reads waiting on it: its inner
+/// future panicked, the task its leader handed it to panicked or lost its runtime, or its
+/// leader left outside a tokio runtime, with no task to hand it to.
 ///
-/// Callers that gave up on the call never see this: when the last of them goes, the call is
-/// cancelled and nobody is left to tell.
+/// Only waiters see this: a leader whose inner future panics gets the panic, as without
+/// coalescing. Callers that gave up on the call never see it either: when the last of them goes,
+/// the call is cancelled and nobody is left to tell.
 #[derive(Clone, Debug, Default)]
 #[non_exhaustive]
 pub struct Interrupted;

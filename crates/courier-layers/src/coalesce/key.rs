@@ -1,10 +1,12 @@
-//! Which requests may share a call, and the key that says two of them are identical.
+//! Which requests may share a call, and the key that finds a call in flight and says two
+//! requests are identical.
 
-use crate::BufferedBody;
-use bytes::Bytes;
 use courier_core::{EndpointMeta, Kind};
 use http::header::{ACCEPT, UPGRADE};
-use http::{HeaderName, HeaderValue, Method, Request, Uri};
+use http::uri::{Authority, PathAndQuery};
+use http::{HeaderName, HeaderValue, Request};
+use std::fmt;
+use std::hash::{BuildHasher, Hasher};
 
 /// Per-request tracing headers: they name a request, never change its response.
 pub(super) const TRACING_HEADERS: [HeaderName; 3] = [
@@ -14,60 +16,165 @@ pub(super) const TRACING_HEADERS: [HeaderName; 3] = [
 ];
 
 /// Whether `request` is a read that may share a call: its `EndpointMeta` says it reads and
-/// allows coalescing, or, without one, its method reads. A request for an event stream or a
-/// protocol upgrade never shares: its response cannot be buffered and copied.
-pub(super) fn may_share<B>(request: &Request<B>) -> bool {
-    let reads = match request.extensions().get::<EndpointMeta>() {
+/// allows coalescing, or, without one, its method reads. (Its headers may still rule it out:
+/// see [`Key::new`].)
+pub(super) fn reads<B>(request: &Request<B>) -> bool {
+    match request.extensions().get::<EndpointMeta>() {
         Some(meta) => meta.is_read() && meta.coalesce_value(),
         None => Kind::of_method(request.method()) == Kind::Query,
-    };
-    reads && !wants_stream(request)
+    }
 }
 
-fn wants_stream<B>(request: &Request<B>) -> bool {
-    let headers = request.headers();
-    headers.contains_key(UPGRADE)
-        || headers.get_all(ACCEPT).iter().any(|accept| {
-            accept
+/// Whether a request header asks for a response that cannot be read to its end and copied: an
+/// event stream, or a protocol upgrade.
+fn wants_stream(name: &HeaderName, value: &HeaderValue) -> bool {
+    name == UPGRADE
+        || name == ACCEPT
+            && value
                 .as_bytes()
                 .windows(b"text/event-stream".len())
                 .any(|window| window.eq_ignore_ascii_case(b"text/event-stream"))
-        })
 }
 
 /// Everything that can change a read's response: method, full URI, headers (credentials
-/// included) but the ignored ones, and body bytes.
+/// included) but the ignored ones, and body bytes, written into one buffer that compares as
+/// bytes.
 ///
-/// Headers are sorted by name with a stable sort, so the order of different names does not
-/// matter while the order of one name's values does, as on the wire.
-#[derive(Debug, PartialEq, Eq, Hash)]
+/// Headers are written in the order of their names, the values of one name in their own order,
+/// so the order of different names does not matter while the order of one name's values does,
+/// as on the wire. A header map filled in name order (the usual case) is written as it
+/// iterates; only another order is sorted first.
+///
+/// The buffer starts with what is cheap to hash and tells reads apart: the method, the URI and
+/// the body's length. That part is [hashed](Key::hash) to find a call in flight; the whole
+/// buffer is compared on a hash hit, so a hash collision never shares a call.
+#[derive(PartialEq, Eq)]
 pub(super) struct Key {
-    method: Method,
-    uri: Uri,
-    headers: Vec<(HeaderName, HeaderValue)>,
-    body: Bytes,
+    bytes: Box<[u8]>,
+    /// How much of `bytes` is hashed.
+    hashed: usize,
 }
 
+/// Every field is written as its length then its bytes, so that no two different requests write
+/// the same bytes. An absent URI part is written as this length, which no field can have.
+const ABSENT: usize = usize::MAX;
+
 impl Key {
-    /// The key of `request`, or `None` when its body is streamed: a streamed body cannot be
-    /// compared, and is sent once, unshared.
-    pub(super) fn of<B: BufferedBody>(
+    /// The key of `request`, whose body is `body`; `None` when a header asks for an event
+    /// stream or a protocol upgrade, whose response cannot be shared.
+    pub(super) fn new<B>(
+        request: &Request<B>,
+        body: &[u8],
+        ignored: &[HeaderName],
+    ) -> Option<Self> {
+        let headers = request.headers();
+        let kept = |(name, _): &(&HeaderName, &HeaderValue)| !ignored.contains(name);
+
+        let uri = request.uri();
+        let parts = [
+            Some(request.method().as_str()),
+            uri.scheme_str(),
+            uri.authority().map(Authority::as_str),
+            uri.path_and_query().map(PathAndQuery::as_str),
+        ];
+        let field = |len: usize| size_of::<usize>() + len;
+        let mut len = parts
+            .iter()
+            .map(|part| field(part.map_or(0, str::len)))
+            .sum::<usize>()
+            + field(body.len());
+        // One pass over the headers for the stream check, the buffer's size, and whether the
+        // names come in order.
+        let mut in_order = true;
+        let mut previous: Option<&HeaderName> = None;
+        for header in headers {
+            let (name, value) = header;
+            if wants_stream(name, value) {
+                return None;
+            }
+            if !kept(&header) {
+                continue;
+            }
+            len += field(name.as_str().len()) + field(value.len());
+            in_order &= previous.is_none_or(|previous| previous.as_str() <= name.as_str());
+            previous = Some(name);
+        }
+
+        let mut key = Writer(Vec::with_capacity(len));
+        for part in parts {
+            key.optional(part.map(str::as_bytes));
+        }
+        key.len(body.len());
+        let hashed = key.0.len();
+        key.0.extend_from_slice(body);
+        if in_order {
+            for (name, value) in headers.iter().filter(kept) {
+                key.header(name, value);
+            }
+        } else {
+            let mut sorted: Vec<_> = headers.iter().filter(kept).collect();
+            // Stable: the values of one name keep their order.
+            sorted.sort_by(|(a, _), (b, _)| a.as_str().cmp(b.as_str()));
+            for (name, value) in sorted {
+                key.header(name, value);
+            }
+        }
+        debug_assert_eq!(key.0.len(), len);
+        Some(Self {
+            // The capacity is exact, so this does not reallocate.
+            bytes: key.0.into_boxed_slice(),
+            hashed,
+        })
+    }
+
+    /// The hash a call with this key is found by: of the method, URI and body length, written
+    /// at the start of the key, hashed in one go.
+    pub(super) fn hash(&self, hasher: &impl BuildHasher) -> u64 {
+        let mut state = hasher.build_hasher();
+        state.write(&self.bytes[..self.hashed]);
+        state.finish()
+    }
+
+    /// The key of `request`, or `None` when its body is streamed (a streamed body cannot be
+    /// compared, and is sent once, unshared) or it asks for a stream.
+    #[cfg(test)]
+    pub(super) fn of<B: crate::BufferedBody>(
         request: &Request<B>,
         ignored: &[HeaderName],
     ) -> Option<Self> {
-        let body = Bytes::copy_from_slice(request.body().buffered()?);
-        let mut headers: Vec<_> = request
-            .headers()
-            .iter()
-            .filter(|(name, _)| !ignored.contains(name))
-            .map(|(name, value)| (name.clone(), value.clone()))
-            .collect();
-        headers.sort_by(|(a, _), (b, _)| a.as_str().cmp(b.as_str()));
-        Some(Self {
-            method: request.method().clone(),
-            uri: request.uri().clone(),
-            headers,
-            body,
-        })
+        Self::new(request, request.body().buffered()?, ignored)
+    }
+}
+
+impl fmt::Debug for Key {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_tuple("Key")
+            .field(&String::from_utf8_lossy(&self.bytes))
+            .finish()
+    }
+}
+
+struct Writer(Vec<u8>);
+
+impl Writer {
+    fn len(&mut self, len: usize) {
+        self.0.extend_from_slice(&len.to_ne_bytes());
+    }
+
+    fn field(&mut self, bytes: &[u8]) {
+        self.len(bytes.len());
+        self.0.extend_from_slice(bytes);
+    }
+
+    fn optional(&mut self, bytes: Option<&[u8]>) {
+        match bytes {
+            Some(bytes) => self.field(bytes),
+            None => self.len(ABSENT),
+        }
+    }
+
+    fn header(&mut self, name: &HeaderName, value: &HeaderValue) {
+        self.field(name.as_str().as_bytes());
+        self.field(value.as_bytes());
     }
 }

@@ -15,10 +15,10 @@ use std::fmt;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Arc;
-use std::task::{Context, Poll};
+use std::sync::{Arc, Mutex};
+use std::task::{Context, Poll, Waker};
 use std::time::Duration;
-use tokio::sync::{watch, Notify};
+use tokio::sync::{mpsc, watch, Notify};
 use tower::limit::ConcurrencyLimit;
 use tower::{Layer, Service, ServiceExt};
 
@@ -239,6 +239,16 @@ async fn within<F: Future>(future: F) -> F::Output {
     tokio::time::timeout(Duration::from_secs(5), future)
         .await
         .expect("finished in time")
+}
+
+/// Polls `future` once.
+async fn poll_once<F: Future + Unpin>(future: &mut F) -> Poll<F::Output> {
+    std::future::poll_fn(|cx| Poll::Ready(Pin::new(&mut *future).poll(cx))).await
+}
+
+/// Polls `future` once outside any runtime.
+fn poll_bare<F: Future + Unpin>(future: &mut F) -> Poll<F::Output> {
+    Pin::new(future).poll(&mut Context::from_waker(Waker::noop()))
 }
 
 /// Sends every request at once, then opens the gate, and answers with what each one got.
@@ -562,10 +572,11 @@ async fn event_streams_and_upgrades_are_not_shared() {
 async fn the_leader_leaving_does_not_cancel_the_others() {
     let (mut service, upstream) = service(Answer::Ok);
 
-    let leader = service.call(get(USER));
+    let mut leader = service.call(get(USER));
     let waiter = service.call(get(USER));
-    tokio::task::yield_now().await;
+    assert!(poll_once(&mut leader).await.is_pending());
     assert_eq!(upstream.started(), 1);
+    // The leader hands its call to a task, which goes on with it.
     drop(leader);
     tokio::task::yield_now().await;
     assert_eq!(upstream.cancelled(), 0);
@@ -605,14 +616,16 @@ async fn a_waiter_leaving_does_not_cancel_the_others() {
 async fn the_last_caller_leaving_cancels_the_call() {
     let (mut service, upstream) = service(Answer::Ok);
 
-    let leader = service.call(get(USER));
+    let mut leader = service.call(get(USER));
     let waiter = service.call(get(USER));
-    tokio::task::yield_now().await;
+    assert!(poll_once(&mut leader).await.is_pending());
     assert_eq!(upstream.started(), 1);
 
     drop(waiter);
+    assert_eq!(upstream.cancelled(), 0, "the leader goes on for itself");
+    assert_eq!(service.in_flight(), 1);
+    // Nobody waits: the leader drops the inner future, nothing is handed off.
     drop(leader);
-    within(upstream.0.cancelled_signal.notified()).await;
     assert_eq!(upstream.cancelled(), 1);
     assert_eq!(service.in_flight(), 0);
 
@@ -663,15 +676,37 @@ async fn a_body_error_reaches_every_waiter() {
 }
 
 #[tokio::test(start_paused = true)]
-async fn a_panicking_call_interrupts_its_waiters() {
+async fn a_leader_whose_call_panics_interrupts_its_waiters() {
     let (mut service, upstream) = service(Answer::Panic);
 
-    let first = service.call(get(USER));
-    let second = service.call(get(USER));
+    let leader = tokio::spawn(service.call(get(USER)));
+    let waiter = service.call(get(USER));
     upstream.open();
 
-    for result in [within(first).await, within(second).await] {
-        let error = result.unwrap_err();
+    // The leader polls the inner future itself: the panic is its own, as without coalescing.
+    assert!(within(leader).await.unwrap_err().is_panic());
+    let error = within(waiter).await.unwrap_err();
+    assert!(error.is::<Interrupted>(), "{error}");
+    assert_eq!(
+        upstream.started(),
+        1,
+        "the panicked future is not run again"
+    );
+    assert_eq!(service.in_flight(), 0);
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_handed_off_call_that_panics_interrupts_its_waiters() {
+    let (mut service, upstream) = service(Answer::Panic);
+
+    let mut leader = service.call(get(USER));
+    let waiters = [service.call(get(USER)), service.call(get(USER))];
+    assert!(poll_once(&mut leader).await.is_pending());
+    drop(leader);
+    upstream.open();
+
+    for waiter in waiters {
+        let error = within(waiter).await.unwrap_err();
         assert!(error.is::<Interrupted>(), "{error}");
     }
     assert_eq!(service.in_flight(), 0);
@@ -699,10 +734,32 @@ async fn the_shared_call_runs_in_the_leaders_served_request_scope() {
     let served = ServedRequest::new(parts, None);
 
     upstream.open();
-    // The inner future is polled in the call's own task, not the caller's.
+    // The leader polls the inner future in the caller's task, in its scope.
     let call = served.scope(async { service.call(get(USER)).await });
     within(call).await.unwrap();
 
+    assert_eq!(upstream.0.served.load(Ordering::SeqCst), 1);
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_handed_off_call_runs_in_the_served_request_scope_it_left() {
+    let (mut service, upstream) = service(Answer::Ok);
+    let (parts, ()) = Request::get("/page").body(()).unwrap().into_parts();
+    let served = ServedRequest::new(parts, None);
+
+    upstream.open();
+    let call = served.scope(async {
+        let leader = service.call(get(USER));
+        let waiter = service.call(get(USER));
+        // Dropped before its first poll: the inner future is first polled in the task, which
+        // does not inherit this scope by itself.
+        drop(leader);
+        assert_eq!(upstream.started(), 0);
+        waiter.await
+    });
+    within(call).await.unwrap();
+
+    assert_eq!(upstream.started(), 1);
     assert_eq!(upstream.0.served.load(Ordering::SeqCst), 1);
 }
 
@@ -723,42 +780,60 @@ async fn readiness_is_the_inner_services() {
 }
 
 #[test]
-fn outside_a_runtime_requests_go_through_unshared() {
+fn outside_a_runtime_reads_are_shared() {
     let (mut service, upstream) = service(Answer::Ok);
     upstream.open();
 
-    let first = service.call(get(USER));
-    let second = service.call(get(USER));
-    assert_eq!(upstream.calls(), 2);
+    let mut first = service.call(get(USER));
+    let mut second = service.call(get(USER));
+    assert_eq!(upstream.calls(), 1);
+
+    let Poll::Ready(first) = poll_bare(&mut first) else {
+        panic!("the leader answers at once");
+    };
+    let Poll::Ready(second) = poll_bare(&mut second) else {
+        panic!("the waiter has its copy");
+    };
+    assert_eq!(first.unwrap().headers()["x-call"], "1");
+    assert_eq!(second.unwrap().headers()["x-call"], "1");
+    assert_eq!(service.in_flight(), 0);
+}
+
+#[test]
+fn outside_a_runtime_a_leader_leaving_interrupts_its_waiters() {
+    let (mut service, upstream) = service(Answer::Ok);
+
+    let mut leader = service.call(get(USER));
+    let mut waiter = service.call(get(USER));
+    assert!(poll_bare(&mut leader).is_pending());
+    // No task to hand the call to: it is cancelled.
+    drop(leader);
+    assert_eq!(upstream.cancelled(), 1);
     assert_eq!(service.in_flight(), 0);
 
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .build()
-        .unwrap();
-    let (first, second) = runtime
-        .block_on(async { tokio::try_join!(first, second) })
-        .unwrap();
-    assert_eq!(first.headers()["x-call"], "1");
-    assert_eq!(second.headers()["x-call"], "2");
+    let Poll::Ready(Err(error)) = poll_bare(&mut waiter) else {
+        panic!("the waiter is told at once");
+    };
+    assert!(error.is::<Interrupted>(), "{error}");
 }
 
 #[test]
 fn a_hash_collision_never_shares_a_call() {
     let in_flight = Arc::new(InFlight::new(TRACING_HEADERS.to_vec().into_boxed_slice()));
     let key = |uri: &str| Key::of(&get(uri), in_flight.ignored()).unwrap();
-    let is_leading = |join: &Join| matches!(join, Join::Leading { .. });
+    let is_leading = |join: &Join| matches!(join, Join::Leading(_));
 
     // Every key hashes alike here: only the full comparison tells them apart.
-    let users_7 = in_flight.join_hashed(key(USER), 42);
-    let users_8 = in_flight.join_hashed(key("http://127.0.0.1:9/users/8"), 42);
-    let users_7_again = in_flight.join_hashed(key(USER), 42);
+    let users_7 = in_flight.join(42, key(USER));
+    let users_8 = in_flight.join(42, key("http://127.0.0.1:9/users/8"));
+    let users_7_again = in_flight.join(42, key(USER));
 
     assert!(is_leading(&users_7));
     assert!(
         is_leading(&users_8),
         "a different key with the same hash leads its own call"
     );
-    assert!(matches!(users_7_again, Join::Waiting { waiters: 2, .. }));
+    assert!(matches!(users_7_again, Join::Waiting { waiters: 1, .. }));
     assert_eq!(in_flight.len(), 2);
 
     drop((users_7, users_8, users_7_again));
@@ -791,4 +866,278 @@ async fn a_shared_body_reports_its_size_and_end() {
     let empty = CoalesceBody::<MockBody>::shared(Bytes::new(), None);
     assert!(empty.is_end_stream());
     assert_eq!(empty.size_hint().exact(), Some(0));
+}
+
+type Frames = mpsc::UnboundedSender<Result<Frame<Bytes>, BoxError>>;
+
+/// A response body whose frames the test sends one at a time.
+struct ChannelBody(mpsc::UnboundedReceiver<Result<Frame<Bytes>, BoxError>>);
+
+impl http_body::Body for ChannelBody {
+    type Data = Bytes;
+    type Error = BoxError;
+
+    fn poll_frame(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, BoxError>>> {
+        self.0.poll_recv(cx)
+    }
+}
+
+/// A mock upstream whose response heads arrive at once, and whose bodies the test writes: the
+/// sender for each call's body, in call order, until the test takes it.
+#[derive(Clone, Default)]
+struct Streaming(Arc<Mutex<Vec<Option<Frames>>>>);
+
+impl Service<Request<Body>> for Streaming {
+    type Response = Response<ChannelBody>;
+    type Error = BoxError;
+    type Future = std::future::Ready<Result<Response<ChannelBody>, BoxError>>;
+
+    fn poll_ready(&mut self, _cx: &mut Context<'_>) -> Poll<Result<(), BoxError>> {
+        Poll::Ready(Ok(()))
+    }
+
+    fn call(&mut self, _request: Request<Body>) -> Self::Future {
+        let (frames, body) = mpsc::unbounded_channel();
+        self.0.lock().unwrap().push(Some(frames));
+        std::future::ready(Ok(Response::new(ChannelBody(body))))
+    }
+}
+
+impl Streaming {
+    fn service(&self) -> Coalesce<Self> {
+        Coalesce::new(self.clone())
+    }
+
+    fn calls(&self) -> usize {
+        self.0.lock().unwrap().len()
+    }
+
+    /// The body of the call numbered `call`, from 1: it ends when the sender is dropped.
+    fn body(&self, call: usize) -> Frames {
+        self.0.lock().unwrap()[call - 1]
+            .take()
+            .expect("the body, taken once")
+    }
+}
+
+fn data(text: &'static str) -> Result<Frame<Bytes>, BoxError> {
+    Ok(Frame::data(Bytes::from_static(text.as_bytes())))
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_lone_reads_body_is_streamed_through() {
+    let upstream = Streaming::default();
+    let mut service = upstream.service();
+
+    // The head arrives before any of the body has.
+    let response = within(service.call(get(USER))).await.unwrap();
+    assert_eq!(service.in_flight(), 0);
+    let frames = upstream.body(1);
+    let mut body = response.into_body();
+
+    frames.send(data("first")).unwrap();
+    let frame = within(body.frame()).await.unwrap().unwrap();
+    assert_eq!(frame.into_data().unwrap(), "first");
+    // The next frame is not there yet, and the body waits for it: nothing was collected.
+    assert!(poll_once(&mut body.frame()).await.is_pending());
+
+    frames.send(data("second")).unwrap();
+    drop(frames);
+    let frame = within(body.frame()).await.unwrap().unwrap();
+    assert_eq!(frame.into_data().unwrap(), "second");
+    assert!(within(body.frame()).await.is_none());
+    assert_eq!(upstream.calls(), 1);
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_lone_reads_error_is_its_own() {
+    let (mut service, upstream) = service(Answer::Fail);
+    upstream.open();
+
+    let error = within(service.call(get(USER))).await.unwrap_err();
+
+    assert!(error.is::<UpstreamDown>(), "not wrapped: {error:?}");
+    assert_eq!(service.in_flight(), 0);
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_read_arriving_after_the_head_starts_a_new_call() {
+    let upstream = Streaming::default();
+    let mut service = upstream.service();
+
+    let first = within(service.call(get(USER))).await.unwrap();
+    // The first call's body is still to come, but its head is here: the call is forgotten.
+    assert_eq!(service.in_flight(), 0);
+    let second = within(service.call(get(USER))).await.unwrap();
+    assert_eq!(upstream.calls(), 2);
+
+    upstream.body(1).send(data("one")).unwrap();
+    upstream.body(2).send(data("two")).unwrap();
+    let text = |response: Response<CoalesceBody<ChannelBody>>| async {
+        response.into_body().collect().await.unwrap().to_bytes()
+    };
+    assert_eq!(within(text(first)).await, "one");
+    assert_eq!(within(text(second)).await, "two");
+}
+
+#[tokio::test(start_paused = true)]
+async fn the_leader_dropped_before_its_first_poll_hands_off() {
+    let (mut service, upstream) = service(Answer::Ok);
+
+    let leader = service.call(get(USER));
+    let waiter = service.call(get(USER));
+    drop(leader);
+    upstream.open();
+
+    let response = within(waiter).await.unwrap();
+    assert_eq!(response.headers()["x-call"], "1");
+    assert_eq!(upstream.calls(), 1);
+    assert_eq!(upstream.cancelled(), 0);
+    assert_eq!(service.in_flight(), 0);
+}
+
+#[tokio::test(start_paused = true)]
+async fn the_leader_dropped_while_reading_for_waiters_hands_off() {
+    let upstream = Streaming::default();
+    let mut service = upstream.service();
+
+    let mut leader = service.call(get(USER));
+    let waiter = service.call(get(USER));
+    let frames = upstream.body(1);
+    frames.send(data("first ")).unwrap();
+    // The head arrives with a waiter: the leader reads the body for both, and waits for more.
+    assert!(poll_once(&mut leader).await.is_pending());
+    assert_eq!(service.in_flight(), 0);
+    drop(leader);
+
+    frames.send(data("second")).unwrap();
+    let mut trailers = HeaderMap::new();
+    trailers.insert("x-checksum", HeaderValue::from_static("abc"));
+    frames.send(Ok(Frame::trailers(trailers))).unwrap();
+    drop(frames);
+
+    let response = within(waiter).await.unwrap();
+    let collected = response.into_body().collect().await.unwrap();
+    assert_eq!(collected.trailers().unwrap()["x-checksum"], "abc");
+    assert_eq!(collected.to_bytes(), "first second");
+    assert_eq!(upstream.calls(), 1);
+}
+
+#[tokio::test(start_paused = true)]
+async fn the_leader_reading_for_waiters_gets_a_copy_too() {
+    let upstream = Streaming::default();
+    let mut service = upstream.service();
+
+    let leader = service.call(get(USER));
+    let waiter = service.call(get(USER));
+    let frames = upstream.body(1);
+    frames.send(data("a")).unwrap();
+    frames.send(data("b")).unwrap();
+    drop(frames);
+
+    let leader = within(leader).await.unwrap();
+    let waiter = within(waiter).await.unwrap();
+    for response in [leader, waiter] {
+        assert_eq!(response.body().size_hint().exact(), Some(2));
+        assert_eq!(
+            response.into_body().collect().await.unwrap().to_bytes(),
+            "ab"
+        );
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn the_last_waiter_leaving_after_a_hand_off_cancels_the_upstream_call() {
+    let (mut service, upstream) = service(Answer::Ok);
+
+    let mut leader = service.call(get(USER));
+    let waiters = [service.call(get(USER)), service.call(get(USER))];
+    assert!(poll_once(&mut leader).await.is_pending());
+    drop(leader);
+    tokio::task::yield_now().await;
+    let [first, second] = waiters;
+    drop(first);
+    tokio::task::yield_now().await;
+    assert_eq!(upstream.cancelled(), 0, "one waiter is left");
+    assert_eq!(service.in_flight(), 1);
+
+    drop(second);
+    // The task is aborted, which drops the inner future.
+    within(upstream.0.cancelled_signal.notified()).await;
+    assert_eq!(upstream.cancelled(), 1);
+    assert_eq!(service.in_flight(), 0);
+}
+
+#[tokio::test(start_paused = true)]
+async fn the_last_waiter_leaving_while_a_handed_off_body_is_read_cancels_it() {
+    let upstream = Streaming::default();
+    let mut service = upstream.service();
+
+    let mut leader = service.call(get(USER));
+    let waiter = service.call(get(USER));
+    let frames = upstream.body(1);
+    frames.send(data("first")).unwrap();
+    assert!(poll_once(&mut leader).await.is_pending());
+    drop(leader);
+    tokio::task::yield_now().await;
+    assert!(!frames.is_closed(), "the task reads on for the waiter");
+
+    drop(waiter);
+    // The task notices nobody is left and drops the body.
+    within(frames.closed()).await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn an_unpolled_call_given_up_leaves_no_entry() {
+    let (mut service, upstream) = service(Answer::Ok);
+
+    drop(service.call(get(USER)));
+    assert_eq!(service.in_flight(), 0);
+    assert_eq!(upstream.cancelled(), 1);
+}
+
+#[test]
+fn a_key_is_one_buffer_whatever_the_header_order() {
+    let ignored = TRACING_HEADERS;
+    let in_order = with_header(
+        with_header(get(USER), "accept", "application/json"),
+        "x-tenant",
+        "a",
+    );
+    let out_of_order = with_header(
+        with_header(get(USER), "x-tenant", "a"),
+        "accept",
+        "application/json",
+    );
+    let traced = with_header(in_order.clone_head(), "x-request-id", "1");
+
+    let key = |request: &Request<Body>| Key::of(request, &ignored).expect("a buffered body");
+    assert_eq!(key(&in_order), key(&out_of_order));
+    assert_eq!(key(&in_order), key(&traced), "ignored headers are left out");
+    assert_ne!(key(&in_order), key(&get(USER)));
+    assert_ne!(
+        key(&get("http://127.0.0.1:9/users/7")),
+        key(&get("https://127.0.0.1:9/users/7")),
+        "the scheme is part of the key"
+    );
+    assert_ne!(key(&get(USER)), key(&get("/users/7")));
+}
+
+trait CloneHead {
+    fn clone_head(&self) -> Self;
+}
+
+impl CloneHead for Request<Body> {
+    fn clone_head(&self) -> Self {
+        let mut request = request(
+            self.method().as_str(),
+            &self.uri().to_string(),
+            Body::empty(),
+        );
+        *request.headers_mut() = self.headers().clone();
+        request
+    }
 }
