@@ -1,8 +1,10 @@
-//! What this measures: one typed read, `GET /users/7` answered with a small JSON user, sent
+//! What this measures: one typed read, `GET /users/:id` answered with a small JSON user, sent
 //! through three HTTP/1.1 clients against the same local axum backend, one call at a time and 64
-//! calls in flight:
+//! calls in flight. The 64 calls in flight read 64 different users, so no client can answer two
+//! of them with one request; `caller-same` then shows courier's `Caller` with all 64 reading the
+//! same user, which its coalescing layer sends upstream once:
 //!
-//! - `caller`: courier's [`Caller`], `client.users().get(UserId(7)).await` — building the request
+//! - `caller`: courier's [`Caller`], `client.users().get(UserId(id)).await` — building the request
 //!   from the definition, the default transport (hyper-util's pooled client under hyper-rustls,
 //!   plain `http://` here), and decoding the body into `User`;
 //! - `hyper-util`: a bare `hyper_util::client::legacy::Client` over `HttpConnector`, the request
@@ -221,7 +223,7 @@ fn measure<F, Fut>(
     concurrency: usize,
     call: F,
 ) where
-    F: Fn() -> Fut,
+    F: Fn(u64) -> Fut,
     Fut: Future<Output = User>,
 {
     clients.block_on(async {
@@ -230,9 +232,9 @@ fn measure<F, Fut>(
             name: "user 7".into(),
             email: "user7@example.com".into(),
         };
-        assert_eq!(call().await, expected, "{name} decodes the user");
+        assert_eq!(call(7).await, expected, "{name} decodes the user");
         for _ in 0..WARM_ROUNDS {
-            join_all((0..64).map(|_| call())).await;
+            join_all((1..=64).map(&call)).await;
         }
     });
     group.bench_function(BenchmarkId::from_parameter(name), |b| {
@@ -241,9 +243,9 @@ fn measure<F, Fut>(
                 let start = Instant::now();
                 for _ in 0..iters {
                     if concurrency == 1 {
-                        black_box(call().await);
+                        black_box(call(7).await);
                     } else {
-                        black_box(join_all((0..concurrency).map(|_| call())).await);
+                        black_box(join_all((1..=concurrency as u64).map(&call)).await);
                     }
                 }
                 start.elapsed()
@@ -263,18 +265,38 @@ fn bench(c: &mut Criterion) {
     let hyper = hyper_client();
     let reqwest = reqwest_client();
 
+    let caller_ref = &caller;
     for concurrency in CONCURRENCY {
         let mut group = c.benchmark_group(format!("get_user/c{concurrency}"));
         group.throughput(Throughput::Elements(concurrency as u64));
-        measure(&mut group, &clients, "caller", concurrency, || async {
-            caller.users().get(UserId(7)).await.expect("caller call")
+        measure(
+            &mut group,
+            &clients,
+            "caller",
+            concurrency,
+            |id| async move {
+                caller_ref
+                    .users()
+                    .get(UserId(id))
+                    .await
+                    .expect("caller call")
+            },
+        );
+        measure(&mut group, &clients, "hyper-util", concurrency, |id| {
+            hyper_get(&hyper, addr, id)
         });
-        measure(&mut group, &clients, "hyper-util", concurrency, || {
-            hyper_get(&hyper, addr, 7)
+        measure(&mut group, &clients, "reqwest", concurrency, |id| {
+            reqwest_get(&reqwest, addr, id)
         });
-        measure(&mut group, &clients, "reqwest", concurrency, || {
-            reqwest_get(&reqwest, addr, 7)
-        });
+        if concurrency > 1 {
+            measure(
+                &mut group,
+                &clients,
+                "caller-same",
+                concurrency,
+                |_| async { caller.users().get(UserId(7)).await.expect("caller call") },
+            );
+        }
         group.finish();
     }
 
