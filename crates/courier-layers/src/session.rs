@@ -211,13 +211,11 @@ where
     }
 
     fn call(&mut self, mut request: Request<ReqBody>) -> Self::Future {
-        let (mode, read) = match request.extensions().get::<EndpointMeta>() {
-            Some(meta) => (meta.session_mode(), meta.is_read()),
-            None => (
-                SessionMode::On,
-                Kind::of_method(request.method()) == Kind::Query,
-            ),
-        };
+        let mode = request
+            .extensions()
+            .get::<EndpointMeta>()
+            .map_or(SessionMode::On, EndpointMeta::session_mode);
+        let read = Kind::of_request(&request) == Kind::Query;
         let served = match ServedRequest::for_request(&request) {
             Some(served) if mode != SessionMode::Off => served,
             _ => return future::ResponseFuture::called(self.inner.call(request), None),

@@ -19,10 +19,11 @@ pub(super) const TRACING_HEADERS: [HeaderName; 3] = [
 /// allows coalescing, or, without one, its method reads. (Its headers may still rule it out:
 /// see [`Key::new`].)
 pub(super) fn reads<B>(request: &Request<B>) -> bool {
-    match request.extensions().get::<EndpointMeta>() {
-        Some(meta) => meta.is_read() && meta.coalesce_value(),
-        None => Kind::of_method(request.method()) == Kind::Query,
-    }
+    Kind::of_request(request) == Kind::Query
+        && request
+            .extensions()
+            .get::<EndpointMeta>()
+            .is_none_or(EndpointMeta::coalesce_value)
 }
 
 /// Whether a request header asks for a response that cannot be read to its end and copied: an

@@ -42,6 +42,15 @@ impl Kind {
         }
     }
 
+    /// The kind of a request: its [`EndpointMeta`](crate::EndpointMeta)'s when it carries one,
+    /// else the kind its verb implies. Layers decide "is this a read" with it.
+    pub fn of_request<B>(request: &::http::Request<B>) -> Self {
+        match request.extensions().get::<crate::EndpointMeta>() {
+            Some(meta) => meta.kind(),
+            None => Self::of_method(request.method()),
+        }
+    }
+
     /// The kind a verb implies: GET, HEAD, OPTIONS and QUERY read; everything else writes.
     pub fn of_method(method: &::http::Method) -> Self {
         match method.as_str() {
