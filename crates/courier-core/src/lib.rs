@@ -62,7 +62,7 @@ pub use crate::options::{
 pub use crate::request::{build_request, RequestError};
 pub use crate::response::{BodyStream, DecodeError, FromResponse, ResponseBody};
 pub use crate::transport::{
-    ClientIdentity, Dispatcher, Fetch, HttpService, Middleware, TransportOptions,
+    ClientIdentity, Dispatcher, Fetch, HttpFuture, HttpService, Middleware, TransportOptions,
 };
 pub use crate::tree::api::{ApiBuilder, ApiDef, ResponseParser, SourceOptions};
 pub use crate::tree::endpoint::{

@@ -4,13 +4,88 @@
 use crate::body::{Body, BoxError};
 use http::{Request, Response, Uri};
 use std::fmt;
+use std::future::Future;
+use std::pin::Pin;
 use std::sync::Arc;
-use tower::util::BoxCloneSyncService;
+use std::task::{Context, Poll};
 use tower::{Layer, Service, ServiceExt};
 
+/// The future of an [`HttpService`] call.
+pub type HttpFuture = Pin<Box<dyn Future<Output = Result<Response<Body>, BoxError>> + Send>>;
+
 /// The type-erased HTTP service every courier transport and stack is: a `tower::Service` from
-/// `http::Request<Body>` to `http::Response<Body>`, cheap to clone.
-pub type HttpService = BoxCloneSyncService<Request<Body>, Response<Body>, BoxError>;
+/// `http::Request<Body>` to `http::Response<Body>`.
+///
+/// Cloning one is a reference-count increment: the wrapped service sits behind an `Arc`, and
+/// each call runs on a fresh clone of it, driven to readiness inside the returned future
+/// (tower's "clone, then `oneshot`" pattern). So [`poll_ready`](Service::poll_ready) is always
+/// ready and a call costs one allocation, its boxed future, however often the service is cloned
+/// on the way (layers such as retry and coalescing clone their inner service for every call).
+///
+/// ```
+/// use courier_core::{Body, HttpService};
+/// use http::{Request, Response};
+/// use tower::{service_fn, ServiceExt};
+///
+/// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+/// let service = HttpService::new(service_fn(|_: Request<Body>| async {
+///     Ok::<_, std::convert::Infallible>(Response::new(Body::from("ok")))
+/// }));
+/// let response = service.clone().oneshot(Request::new(Body::empty())).await.unwrap();
+/// assert_eq!(response.status(), 200);
+/// # });
+/// ```
+#[derive(Clone)]
+pub struct HttpService(Arc<dyn Erased>);
+
+/// A service that can be called through a shared reference, by cloning it first.
+trait Erased: Send + Sync {
+    fn call(&self, request: Request<Body>) -> HttpFuture;
+}
+
+impl<S> Erased for S
+where
+    S: Service<Request<Body>, Response = Response<Body>> + Clone + Send + Sync + 'static,
+    S::Error: Into<BoxError>,
+    S::Future: Send + 'static,
+{
+    fn call(&self, request: Request<Body>) -> HttpFuture {
+        let service = self.clone();
+        Box::pin(async move { service.oneshot(request).await.map_err(Into::into) })
+    }
+}
+
+impl HttpService {
+    /// Wraps a service.
+    pub fn new<S>(service: S) -> Self
+    where
+        S: Service<Request<Body>, Response = Response<Body>> + Clone + Send + Sync + 'static,
+        S::Error: Into<BoxError>,
+        S::Future: Send + 'static,
+    {
+        Self(Arc::new(service))
+    }
+}
+
+impl Service<Request<Body>> for HttpService {
+    type Response = Response<Body>;
+    type Error = BoxError;
+    type Future = HttpFuture;
+
+    fn poll_ready(&mut self, _cx: &mut Context<'_>) -> Poll<Result<(), BoxError>> {
+        Poll::Ready(Ok(()))
+    }
+
+    fn call(&mut self, request: Request<Body>) -> HttpFuture {
+        self.0.call(request)
+    }
+}
+
+impl fmt::Debug for HttpService {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("HttpService(..)")
+    }
+}
 
 /// A replacement transport for a source or group (the spec's `fetch`): any `tower::Service` from
 /// `http::Request<Body>` to `http::Response<Body>`.
@@ -35,7 +110,7 @@ impl Fetch {
         S::Error: Into<BoxError>,
         S::Future: Send + 'static,
     {
-        Self(BoxCloneSyncService::new(service.map_err(Into::into)))
+        Self(HttpService::new(service))
     }
 
     /// The transport as a boxed service.
@@ -160,9 +235,7 @@ impl Middleware {
     {
         Self {
             name: name.into(),
-            wrap: Arc::new(move |inner| {
-                BoxCloneSyncService::new(layer.layer(inner).map_err(Into::into))
-            }),
+            wrap: Arc::new(move |inner| HttpService::new(layer.layer(inner))),
         }
     }
 

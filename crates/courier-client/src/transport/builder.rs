@@ -13,7 +13,6 @@ use hyper_util::rt::{TokioExecutor, TokioTimer};
 use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
-use tower::util::BoxCloneSyncService;
 use tower::ServiceExt;
 
 /// hyper-util's default: idle pooled connections are closed after 90 seconds.
@@ -195,7 +194,7 @@ where
 {
     // Behind an `Arc`: the service is cloned for every call, and hyper-util's client is several.
     let client = Arc::new(client);
-    BoxCloneSyncService::new(tower::service_fn(move |request: Request<Body>| {
+    HttpService::new(tower::service_fn(move |request: Request<Body>| {
         // Lazy: nothing runs until the future is polled.
         let response = client.request(request);
         async move {
