@@ -62,6 +62,8 @@ fn refusal(status: StatusCode, code: &str, message: &dyn fmt::Display) -> HttpEr
 /// | [`is_cancelled`](Error::is_cancelled) | a `signal` was cancelled | `0` |
 /// | [`is_decode`](Error::is_decode) | the response did not fit the call's type | the status |
 /// | [`is_configuration`](Error::is_configuration) | the definition or the call's variables cannot be used; nothing was sent | `0` |
+/// | [`is_protocol`](Error::is_protocol) | a stream or channel server broke its protocol | the status |
+/// | [`is_closed`](Error::is_closed) | the server closed a channel for good ([`close`](Error::close) says how) | `0` |
 pub struct Error {
     inner: Box<Inner>,
 }
@@ -80,6 +82,17 @@ enum Kind {
     Cancelled,
     Decode(StatusCode),
     Configuration(Option<ConfigurationError>),
+    Protocol(StatusCode),
+    Closed(Close),
+}
+
+/// How the server closed a channel for good: the WebSocket close code and reason.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Close {
+    /// The close code (RFC 6455, section 7.4).
+    pub code: u16,
+    /// The reason the server gave, possibly empty.
+    pub reason: String,
 }
 
 impl Error {
@@ -163,6 +176,23 @@ impl Error {
         Self::new(Kind::Configuration(None), Some(Box::new(source)))
     }
 
+    /// The server broke the protocol of a stream or channel (a handshake without the upgrade,
+    /// an event stream of another content type); `status` is the response's.
+    pub(crate) fn protocol(status: StatusCode, source: impl Into<BoxError>) -> Self {
+        Self::new(Kind::Protocol(status), Some(source.into()))
+    }
+
+    /// The server closed a channel with a code that ends it.
+    pub(crate) fn closed(code: u16, reason: impl Into<String>) -> Self {
+        Self::new(
+            Kind::Closed(Close {
+                code,
+                reason: reason.into(),
+            }),
+            None,
+        )
+    }
+
     pub(crate) fn with_endpoint(mut self, endpoint: &str) -> Self {
         self.inner.endpoint = Some(endpoint.to_owned());
         self
@@ -178,16 +208,16 @@ impl Error {
     pub fn status_code(&self) -> u16 {
         match &self.inner.kind {
             Kind::Http(e) => e.status.as_u16(),
-            Kind::Decode(status) => status.as_u16(),
+            Kind::Decode(status) | Kind::Protocol(status) => status.as_u16(),
             _ => 0,
         }
     }
 
-    /// The response's status, for an HTTP or decode error.
+    /// The response's status, for an HTTP, decode or protocol error.
     pub fn status(&self) -> Option<StatusCode> {
         match &self.inner.kind {
             Kind::Http(e) => Some(e.status),
-            Kind::Decode(status) => Some(*status),
+            Kind::Decode(status) | Kind::Protocol(status) => Some(*status),
             _ => None,
         }
     }
@@ -263,6 +293,25 @@ impl Error {
     pub fn is_configuration(&self) -> bool {
         matches!(self.inner.kind, Kind::Configuration(_))
     }
+
+    /// A stream or channel server broke its protocol (a handshake without the upgrade, an
+    /// event stream of another content type).
+    pub fn is_protocol(&self) -> bool {
+        matches!(self.inner.kind, Kind::Protocol(_))
+    }
+
+    /// The server closed a channel for good; [`Error::close`] tells how.
+    pub fn is_closed(&self) -> bool {
+        matches!(self.inner.kind, Kind::Closed(_))
+    }
+
+    /// How the server closed a channel for good.
+    pub fn close(&self) -> Option<&Close> {
+        match &self.inner.kind {
+            Kind::Closed(close) => Some(close),
+            _ => None,
+        }
+    }
 }
 
 impl From<ConfigurationError> for Error {
@@ -298,6 +347,15 @@ impl fmt::Display for Error {
             Kind::Decode(status) => write!(f, "cannot decode the {status} response")?,
             Kind::Configuration(Some(e)) => return write!(f, "{e}"),
             Kind::Configuration(None) => f.write_str("cannot build the request")?,
+            Kind::Protocol(status) => write!(f, "protocol error (status {status})")?,
+            Kind::Closed(close) if close.reason.is_empty() => {
+                write!(f, "closed by the server (code {})", close.code)?;
+            }
+            Kind::Closed(close) => write!(
+                f,
+                "closed by the server (code {}: {})",
+                close.code, close.reason
+            )?,
         }
         if let Some(source) = &self.inner.source {
             write!(f, ": {source}")?;

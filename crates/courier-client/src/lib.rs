@@ -70,8 +70,10 @@
 mod caller;
 mod error;
 mod progress;
+pub mod sse;
 mod transport;
+pub mod ws;
 
 pub use caller::{Call, Caller, CallerBuilder, Client, ClientBuilder};
-pub use error::{Error, HttpError};
+pub use error::{Close, Error, HttpError};
 pub use transport::{classify, NetworkErrorKind, Transport, TransportCache, TransportError};

@@ -263,7 +263,8 @@ pub fn call_transport(
     }
 }
 
-/// One HTTP call as a typed view hands it to its caller.
+/// One call as a typed view hands it to its caller: an HTTP call, a stream subscription or a
+/// channel connection.
 #[derive(Debug)]
 #[non_exhaustive]
 pub struct HttpCallRequest<'a, V> {
@@ -307,6 +308,48 @@ pub trait Dispatch: Send + Sync {
     ) -> impl Future<Output = Result<HttpResponse<R>, Self::Error>> + Send
     where
         R: FromResponse,
+        V: IntoVariables + Send;
+}
+
+/// A caller that opens stream subscriptions (the typed views' `Stream` fields).
+///
+/// Awaiting a [`StreamCall`](crate::typed::StreamCall) hands it to [`StreamDispatch::subscribe`],
+/// which resolves once the first connection is open (or the stream is served in-process) and
+/// yields the events as they come.
+pub trait StreamDispatch: Dispatch {
+    /// The subscription: a stream of typed events.
+    type Events<R: serde::de::DeserializeOwned + Send + 'static>: futures_core::Stream<Item = Result<crate::Event<R>, Self::Error>>
+        + Send
+        + 'static;
+
+    /// Opens a subscription to the stream `request` names.
+    fn subscribe<R, V>(
+        &self,
+        request: HttpCallRequest<'_, V>,
+    ) -> impl Future<Output = Result<Self::Events<R>, Self::Error>> + Send
+    where
+        R: serde::de::DeserializeOwned + Send + 'static,
+        V: IntoVariables + Send;
+}
+
+/// A caller that opens channel connections (the typed views' `Channel` fields).
+///
+/// Awaiting a [`ChannelCall`](crate::typed::ChannelCall) hands it to [`ChannelDispatch::connect`],
+/// which resolves once the first connection is open (or joined in-process).
+pub trait ChannelDispatch: Dispatch {
+    /// The connection: a stream of typed messages, taking `S` when the channel has `.send()`.
+    type Connection<R: serde::de::DeserializeOwned + Send + 'static, S: Send + 'static>: futures_core::Stream<Item = Result<R, Self::Error>>
+        + Send
+        + 'static;
+
+    /// Opens a connection to the channel `request` names.
+    fn connect<R, S, V>(
+        &self,
+        request: HttpCallRequest<'_, V>,
+    ) -> impl Future<Output = Result<Self::Connection<R, S>, Self::Error>> + Send
+    where
+        R: serde::de::DeserializeOwned + Send + 'static,
+        S: Send + 'static,
         V: IntoVariables + Send;
 }
 

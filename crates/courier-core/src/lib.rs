@@ -39,6 +39,7 @@ pub mod config;
 pub mod context;
 pub mod encode;
 mod error;
+pub mod live;
 mod meta;
 mod options;
 mod request;
@@ -50,14 +51,14 @@ mod validate;
 
 pub use crate::body::{Body, BoxError};
 pub use crate::call::{
-    call_transport, CallOptions, Dispatch, HttpCallRequest, HttpResponse, IntoVariables, Progress,
-    UploadProgress,
+    call_transport, CallOptions, ChannelDispatch, Dispatch, HttpCallRequest, HttpResponse,
+    IntoVariables, Progress, StreamDispatch, UploadProgress,
 };
 pub use crate::error::{ConfigurationError, ErrorCode};
 pub use crate::meta::EndpointMeta;
 pub use crate::options::{
-    Backoff, CacheOptions, Csrf, ForwardOptions, HeaderToggle, ResponseType, RetryPolicy,
-    SessionMode, SessionOptions,
+    Backoff, CacheOptions, Csrf, ForwardOptions, HeaderToggle, Heartbeat, MessageQueue,
+    ResponseType, RetryPolicy, SessionMode, SessionOptions, WsAuth, WsOptions,
 };
 pub use crate::request::{build_request, RequestError};
 pub use crate::response::{BodyStream, DecodeError, FromResponse, ResponseBody};

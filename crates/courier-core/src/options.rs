@@ -2,6 +2,7 @@
 //! config file and the builder fill the same types.
 
 use serde::{Deserialize, Serialize};
+use std::fmt;
 use std::time::Duration;
 
 /// How a response body is parsed (the spec's `responseType`). Default [`ResponseType::Json`].
@@ -403,5 +404,211 @@ impl RetryPolicy {
     /// The first delay.
     pub fn initial_delay(&self) -> Duration {
         Duration::from_millis(self.backoff.initial_ms)
+    }
+}
+
+/// The settings of the sockets a caller opens for its channels (the spec's `CallerWSOptions`).
+///
+/// The spec leaves the units and the defaults open; courier's are below. Every duration is in
+/// milliseconds, every size in bytes.
+///
+/// | field | default | meaning |
+/// |---|---|---|
+/// | `backoff` | 500 ms first, ×2, at most 30 s, full jitter | delays between reconnection attempts |
+/// | `heartbeat` | a ping every 30 s, 10 s to answer | how a silent, dead connection is noticed |
+/// | `message_queue` | 1,000 messages, 1 MiB | what is kept while disconnected |
+/// | `protocols` | none | the `Sec-WebSocket-Protocol` offered |
+/// | `max_message_size` | 1 MiB | the largest message sent or taken, either way |
+/// | `auth` | none | parameters sent in the socket's first frame |
+///
+/// ```
+/// use courier_core::{Heartbeat, WsOptions};
+///
+/// let ws = WsOptions::new()
+///     .heartbeat(Heartbeat { interval_ms: 5_000, timeout_ms: 2_000 })
+///     .max_message_size(64 * 1024);
+/// assert_eq!(ws.message_queue.max_count, 1_000);
+/// ```
+#[derive(Clone, Debug)]
+#[non_exhaustive]
+pub struct WsOptions {
+    /// Delays between reconnection attempts.
+    pub backoff: Backoff,
+    /// Pings, and how long an answer may take.
+    pub heartbeat: Heartbeat,
+    /// Bounds on the messages kept while disconnected.
+    pub message_queue: MessageQueue,
+    /// The subprotocols offered in the handshake.
+    pub protocols: Vec<String>,
+    /// The largest message, in bytes, sent or received.
+    pub max_message_size: usize,
+    /// Authentication parameters sent in the socket's first frame.
+    pub auth: Option<WsAuth>,
+}
+
+impl Default for WsOptions {
+    fn default() -> Self {
+        Self {
+            backoff: Backoff {
+                initial_ms: 500,
+                max_ms: 30_000,
+                factor: 2.0,
+                jitter: true,
+            },
+            heartbeat: Heartbeat::default(),
+            message_queue: MessageQueue::default(),
+            protocols: Vec::new(),
+            max_message_size: 1024 * 1024,
+            auth: None,
+        }
+    }
+}
+
+impl WsOptions {
+    /// The defaults.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Sets the reconnection backoff.
+    #[must_use]
+    pub fn backoff(mut self, backoff: Backoff) -> Self {
+        self.backoff = backoff;
+        self
+    }
+
+    /// Sets the heartbeat.
+    #[must_use]
+    pub fn heartbeat(mut self, heartbeat: Heartbeat) -> Self {
+        self.heartbeat = heartbeat;
+        self
+    }
+
+    /// Sets the bounds of the queue of messages sent while disconnected.
+    #[must_use]
+    pub fn message_queue(mut self, queue: MessageQueue) -> Self {
+        self.message_queue = queue;
+        self
+    }
+
+    /// Offers these subprotocols.
+    #[must_use]
+    pub fn protocols<I, S>(mut self, protocols: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        self.protocols = protocols.into_iter().map(Into::into).collect();
+        self
+    }
+
+    /// Sets the largest message, in bytes, either way.
+    #[must_use]
+    pub fn max_message_size(mut self, bytes: usize) -> Self {
+        self.max_message_size = bytes;
+        self
+    }
+
+    /// Sets the authentication parameters.
+    #[must_use]
+    pub fn auth(mut self, auth: WsAuth) -> Self {
+        self.auth = Some(auth);
+        self
+    }
+}
+
+/// A socket's heartbeat: a ping every `interval_ms`; a connection that sends nothing for
+/// `timeout_ms` after a ping is taken as dead and reconnected.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Heartbeat {
+    /// Milliseconds between pings. Default 30,000.
+    pub interval_ms: u64,
+    /// Milliseconds an answer may take. Default 10,000.
+    pub timeout_ms: u64,
+}
+
+impl Default for Heartbeat {
+    fn default() -> Self {
+        Self {
+            interval_ms: 30_000,
+            timeout_ms: 10_000,
+        }
+    }
+}
+
+/// Bounds on the messages a channel keeps while disconnected; a message over either bound is
+/// refused to its sender, never dropped silently.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct MessageQueue {
+    /// Messages kept at most. Default 1,000.
+    pub max_count: usize,
+    /// Bytes kept at most (the messages' encoded size). Default 1 MiB.
+    pub max_bytes: usize,
+}
+
+impl Default for MessageQueue {
+    fn default() -> Self {
+        Self {
+            max_count: 1_000,
+            max_bytes: 1024 * 1024,
+        }
+    }
+}
+
+type AuthFn = dyn Fn() -> crate::BoxFuture<
+        'static,
+        Result<Option<serde_json::Map<String, serde_json::Value>>, crate::BoxError>,
+    > + Send
+    + Sync;
+
+/// A socket's authentication parameters (the spec's `WSAuthParams`): fixed, or computed before
+/// each connection.
+#[derive(Clone)]
+pub enum WsAuth {
+    /// The same parameters every time.
+    Params(serde_json::Map<String, serde_json::Value>),
+    /// Parameters computed before each connection; `None` sends none.
+    Dynamic(std::sync::Arc<AuthFn>),
+}
+
+impl WsAuth {
+    /// Parameters computed by `f` before each connection.
+    pub fn dynamic<F, Fut>(f: F) -> Self
+    where
+        F: Fn() -> Fut + Send + Sync + 'static,
+        Fut: std::future::Future<
+                Output = Result<
+                    Option<serde_json::Map<String, serde_json::Value>>,
+                    crate::BoxError,
+                >,
+            > + Send
+            + 'static,
+    {
+        Self::Dynamic(std::sync::Arc::new(move || Box::pin(f())))
+    }
+
+    /// The parameters for the next connection.
+    ///
+    /// # Errors
+    ///
+    /// When the function computing them fails.
+    pub async fn params(
+        &self,
+    ) -> Result<Option<serde_json::Map<String, serde_json::Value>>, crate::BoxError> {
+        match self {
+            Self::Params(params) => Ok(Some(params.clone())),
+            Self::Dynamic(f) => f().await,
+        }
+    }
+}
+
+impl fmt::Debug for WsAuth {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Params(params) => f.debug_tuple("Params").field(&params.len()).finish(),
+            Self::Dynamic(_) => f.write_str("Dynamic(..)"),
+        }
     }
 }

@@ -63,6 +63,7 @@ struct Inner {
     transports: TransportCache,
     stack: Stack,
     services: HashMap<String, HttpService>,
+    ws: courier_core::WsOptions,
 }
 
 /// Builds a [`Client`]: the API, the default transport's settings, the default retry policy
@@ -73,6 +74,7 @@ pub struct ClientBuilder {
     transport: Transport,
     retry: Option<RetryPolicy>,
     layers: Vec<Middleware>,
+    ws: courier_core::WsOptions,
 }
 
 impl ClientBuilder {
@@ -118,6 +120,12 @@ impl ClientBuilder {
         self
     }
 
+    /// The settings of the sockets the client's channels open (the spec's `ws` option).
+    pub fn ws(mut self, ws: courier_core::WsOptions) -> Self {
+        self.ws = ws;
+        self
+    }
+
     /// Builds every endpoint's service.
     ///
     /// # Errors
@@ -148,6 +156,7 @@ impl ClientBuilder {
                 transports,
                 stack,
                 services,
+                ws: self.ws,
             }),
         })
     }
@@ -244,6 +253,7 @@ impl Client {
             transport: Transport::new(),
             retry: Some(RetryPolicy::default()),
             layers: Vec::new(),
+            ws: courier_core::WsOptions::default(),
         }
     }
 
@@ -314,42 +324,17 @@ impl Client {
         options: Option<&CallOptions>,
     ) -> Result<HttpResponse<R>, Error> {
         let api = &self.inner.api;
-        let values = resolve_path_options(endpoint.path_options(), None)
-            .await
-            .map_err(Error::path_options)?;
-        let headers = options.map(CallOptions::headers);
-        let mut request =
-            build_request(api, endpoint, variables, &values, headers).map_err(Error::request)?;
+        let mut request = self.request(endpoint, variables, options).await?;
         let method = request.method().clone();
         let meta = endpoint.meta().with_call(options);
         let timeout = meta.timeout_value();
         request.extensions_mut().insert(meta);
-        if let Some(served) = options.and_then(CallOptions::context_value) {
-            request.extensions_mut().insert(served.clone());
-        }
         if let Some(progress) = options.and_then(CallOptions::upload_progress) {
             let body = std::mem::take(request.body_mut());
             let done = Arc::new(AtomicBool::new(false));
             *request.body_mut() = Body::new(ProgressBody::new(body, progress.clone(), done));
         }
-
-        let service = match options
-            .filter(|o| o.transport().fetch.is_some() || o.transport().dispatcher.is_some())
-        {
-            Some(options) => {
-                self.inner
-                    .stack
-                    .service(endpoint, &self.inner.transports, Some(options))?
-            }
-            None => match self.inner.services.get(endpoint.path()) {
-                Some(service) => service.clone(),
-                None => self
-                    .inner
-                    .stack
-                    .service(endpoint, &self.inner.transports, None)?,
-            },
-        };
-        let response = service.oneshot(request).await.map_err(Error::from_stack)?;
+        let response = self.dispatch(endpoint, request, options).await?;
         let (parts, body) = response.into_parts();
 
         if parts.status.as_u16() >= 400 {
@@ -397,6 +382,98 @@ impl Client {
             data,
         })
     }
+}
+
+impl Client {
+    /// Builds `endpoint`'s request: path options resolved, variables encoded, the call's headers
+    /// and served context applied.
+    async fn request(
+        &self,
+        endpoint: &ResolvedEndpoint,
+        variables: Variables,
+        options: Option<&CallOptions>,
+    ) -> Result<Request<Body>, Error> {
+        let values = resolve_path_options(endpoint.path_options(), None)
+            .await
+            .map_err(Error::path_options)?;
+        let headers = options.map(CallOptions::headers);
+        let mut request = build_request(&self.inner.api, endpoint, variables, &values, headers)
+            .map_err(Error::request)?;
+        if let Some(served) = options.and_then(CallOptions::context_value) {
+            request.extensions_mut().insert(served.clone());
+        }
+        Ok(request)
+    }
+
+    /// Sends `request` down `endpoint`'s layer stack and transport.
+    async fn dispatch(
+        &self,
+        endpoint: &ResolvedEndpoint,
+        request: Request<Body>,
+        options: Option<&CallOptions>,
+    ) -> Result<Response<Body>, Error> {
+        let service = match options
+            .filter(|o| o.transport().fetch.is_some() || o.transport().dispatcher.is_some())
+        {
+            Some(options) => {
+                self.inner
+                    .stack
+                    .service(endpoint, &self.inner.transports, Some(options))?
+            }
+            None => match self.inner.services.get(endpoint.path()) {
+                Some(service) => service.clone(),
+                None => self
+                    .inner
+                    .stack
+                    .service(endpoint, &self.inner.transports, None)?,
+            },
+        };
+        service.oneshot(request).await.map_err(Error::from_stack)
+    }
+
+    /// Sends the opening request of a stream or channel (its handshake GET, with `headers`
+    /// added over the built ones) through the endpoint's layer stack, and returns the response
+    /// with its body unread and its extensions (a protocol upgrade) intact. The status is the
+    /// caller's to judge. A stream or channel reconnecting calls this again, so path options,
+    /// middleware and the served context apply to every connection.
+    pub(crate) async fn handshake(
+        &self,
+        endpoint: &ResolvedEndpoint,
+        variables: Variables,
+        options: Option<&CallOptions>,
+        headers: http::HeaderMap,
+    ) -> Result<Response<Body>, Error> {
+        let mut request = self.request(endpoint, variables, options).await?;
+        for (name, value) in &headers {
+            request.headers_mut().insert(name, value.clone());
+        }
+        request
+            .extensions_mut()
+            .insert(endpoint.meta().with_call(options));
+        self.dispatch(endpoint, request, options)
+            .await
+            .map_err(|e| e.with_endpoint(endpoint.path()))
+    }
+
+    /// The settings of the sockets this client's channels open.
+    pub(crate) fn ws_options(&self) -> &courier_core::WsOptions {
+        &self.inner.ws
+    }
+}
+
+/// The error for a response a stream or channel cannot use: an [`HttpError`] with the body
+/// read (up to 64 KiB) for a status of 400 or more, else a protocol error with `cause`.
+pub(crate) async fn refused(response: Response<Body>, cause: impl Into<BoxError>) -> Error {
+    let (parts, body) = response.into_parts();
+    if parts.status.as_u16() < 400 {
+        return Error::protocol(parts.status, cause);
+    }
+    let read = http_body_util::Limited::new(body, 64 * 1024).collect();
+    let bytes = match tokio::time::timeout(Duration::from_secs(10), read).await {
+        Ok(Ok(collected)) => collected.to_bytes(),
+        _ => Bytes::new(),
+    };
+    Error::from_http(HttpError::from_parts(parts.status, parts.headers, &bytes))
 }
 
 /// Reads a buffered body whole; the call's timeout bounds the reading too, as it bounds each

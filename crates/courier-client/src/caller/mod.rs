@@ -2,6 +2,7 @@
 
 mod client;
 
+pub(crate) use self::client::refused;
 pub use self::client::{Call, Client, ClientBuilder};
 
 use crate::error::Error;
@@ -108,6 +109,11 @@ impl<A: ApiSpec> CallerBuilder<A> {
     /// Adds a [`Middleware`](courier_core::Middleware) to every call.
     pub fn middleware(self, middleware: courier_core::Middleware) -> Self {
         self.map(|c| c.middleware(middleware))
+    }
+
+    /// The settings of the sockets the caller's channels open; see [`ClientBuilder::ws`].
+    pub fn ws(self, ws: courier_core::WsOptions) -> Self {
+        self.map(|c| c.ws(ws))
     }
 
     /// Builds the caller.

@@ -1,7 +1,10 @@
 //! What the derived views are made of: a [`Scope`] (caller, group, call options, mode), the
 //! [`Endpoint`] trait that turns a field's type into a typed call, and the calls themselves.
 
-use crate::call::{CallOptions, Dispatch, HttpCallRequest, HttpResponse, IntoVariables};
+use crate::call::{
+    CallOptions, ChannelDispatch, Dispatch, HttpCallRequest, HttpResponse, IntoVariables,
+    StreamDispatch,
+};
 use crate::error::{ConfigurationError, ErrorCode};
 use crate::response::FromResponse;
 use crate::tree::path_options::BoxFuture;
@@ -293,6 +296,25 @@ impl<'a, C, R, V> StreamCall<'a, C, R, V> {
     }
 }
 
+/// Awaiting a stream call opens the subscription: the events, typed, as they come.
+impl<'a, C, R, V> IntoFuture for StreamCall<'a, C, R, V>
+where
+    C: StreamDispatch + 'a,
+    R: serde::de::DeserializeOwned + Send + 'static,
+    V: IntoVariables + Send + 'a,
+{
+    type Output = Result<C::Events<R>, C::Error>;
+    type IntoFuture = BoxFuture<'a, Self::Output>;
+
+    fn into_future(self) -> Self::IntoFuture {
+        Box::pin(async move {
+            let endpoint = self.scope.endpoint(self.name)?;
+            let request = HttpCallRequest::new(endpoint, self.variables, self.scope.options());
+            self.scope.client().subscribe::<R, V>(request).await
+        })
+    }
+}
+
 /// A typed connection request to a channel: messages of type `R`, sending `S`. The channel
 /// client opens it.
 #[must_use = "a connection does nothing until it is opened"]
@@ -331,5 +353,26 @@ impl<'a, C, R, V, S> ChannelCall<'a, C, R, V, S> {
     /// The scope, name and variables, to open the connection with.
     pub fn into_parts(self) -> (Scope<'a, C>, &'static str, V) {
         (self.scope, self.name, self.variables)
+    }
+}
+
+/// Awaiting a channel call opens the connection: the messages, typed, as they come, and a
+/// sender once the channel has `.send()`.
+impl<'a, C, R, V, S> IntoFuture for ChannelCall<'a, C, R, V, S>
+where
+    C: ChannelDispatch + 'a,
+    R: serde::de::DeserializeOwned + Send + 'static,
+    S: Send + 'static,
+    V: IntoVariables + Send + 'a,
+{
+    type Output = Result<C::Connection<R, S>, C::Error>;
+    type IntoFuture = BoxFuture<'a, Self::Output>;
+
+    fn into_future(self) -> Self::IntoFuture {
+        Box::pin(async move {
+            let endpoint = self.scope.endpoint(self.name)?;
+            let request = HttpCallRequest::new(endpoint, self.variables, self.scope.options());
+            self.scope.client().connect::<R, S, V>(request).await
+        })
     }
 }

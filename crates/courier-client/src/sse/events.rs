@@ -1,0 +1,456 @@
+//! The stream client: [`Events`], a subscription to a stream, and `Client`'s
+//! [`StreamDispatch`].
+
+use super::parser::{Output, Parser, TooLarge};
+use crate::caller::Client;
+use crate::error::Error;
+use courier_core::encode::Variables;
+use courier_core::{
+    Body, BoxFuture, CallOptions, Event, EventStream, HttpCallRequest, IntoVariables,
+    ResolvedEndpoint, StreamDispatch, StreamRequest, StreamSource,
+};
+use futures_core::Stream;
+use http::header::{ACCEPT, CACHE_CONTROL, CONTENT_TYPE};
+use http::{HeaderMap, HeaderName, HeaderValue, StatusCode};
+use http_body::Body as _;
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+use std::fmt;
+use std::future::Future;
+use std::marker::PhantomData;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{ready, Context, Poll};
+use std::time::Duration;
+use tokio::time::Sleep;
+
+/// How long a stream waits before reconnecting until its server sends `retry:`.
+pub const DEFAULT_RECONNECT: Duration = Duration::from_secs(3);
+
+/// The longest wait between two failed reconnection attempts.
+pub const MAX_RECONNECT: Duration = Duration::from_secs(30);
+
+const LAST_EVENT_ID: HeaderName = HeaderName::from_static("last-event-id");
+
+/// What a stream's server answered to one connection attempt.
+enum Opened {
+    /// `200 text/event-stream`: the events follow in the body.
+    Events(Body),
+    /// `204 No Content`: the stream is over.
+    Over,
+}
+
+type Connect = dyn Fn(Option<String>) -> BoxFuture<'static, Result<Opened, Error>> + Send + Sync;
+
+/// A subscription to a stream: a `futures_core::Stream` of typed events.
+///
+/// Each item is an [`Event<R>`](Event) (its `data` parsed as JSON into `R`, with the event's
+/// `id`, `event` name and `retry` hint), or an [`Error`]: one whose data does not parse as `R`
+/// ([`Error::is_decode`], and the stream goes on), or the one that ended the stream. See the
+/// [module docs](super) for when it reconnects and when it ends. Dropping it closes the
+/// connection.
+#[must_use = "a subscription yields nothing unless polled"]
+pub struct Events<R> {
+    state: State,
+    parser: Parser,
+    connect: Option<Arc<Connect>>,
+    /// The server's latest `retry`, else the default.
+    reconnect: Duration,
+    /// Reconnection attempts failed in a row.
+    failures: u32,
+    cancelled: Option<BoxFuture<'static, ()>>,
+    endpoint: Arc<str>,
+    _event: PhantomData<fn() -> R>,
+}
+
+enum State {
+    Reading(Body),
+    Waiting(Pin<Box<Sleep>>),
+    Connecting(BoxFuture<'static, Result<Opened, Error>>),
+    Local(EventStream),
+    Done,
+}
+
+impl<R> Events<R> {
+    /// The last event id the server gave (`""` when none): what a reconnection sends as
+    /// `Last-Event-ID`.
+    pub fn last_event_id(&self) -> &str {
+        self.parser.last_event_id()
+    }
+
+    fn end(&mut self, error: Error) -> Poll<Option<Result<Event<R>, Error>>> {
+        self.state = State::Done;
+        self.cancelled = None;
+        Poll::Ready(Some(Err(error.with_endpoint(&self.endpoint))))
+    }
+}
+
+impl<R: DeserializeOwned> Events<R> {
+    fn decode(
+        &self,
+        data: Value,
+        id: Option<String>,
+        event: Option<String>,
+        retry: Option<Duration>,
+    ) -> Result<Event<R>, Error> {
+        let data = serde_json::from_value(data)
+            .map_err(|e| Error::decode(StatusCode::OK, e).with_endpoint(&self.endpoint))?;
+        Ok(Event {
+            data,
+            id,
+            event,
+            retry,
+        })
+    }
+}
+
+impl<R: DeserializeOwned> Stream for Events<R> {
+    type Item = Result<Event<R>, Error>;
+
+    fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
+        let this = &mut *self;
+        if let Some(cancelled) = &mut this.cancelled {
+            if cancelled.as_mut().poll(cx).is_ready() {
+                return this.end(Error::cancelled());
+            }
+        }
+        loop {
+            while let Some(output) = this.parser.next() {
+                match output {
+                    Output::Retry(delay) => this.reconnect = delay,
+                    Output::Event(raw) => {
+                        if raw.event == "error" {
+                            if let Some(failure) = failure(&raw.data) {
+                                return this.end(failure);
+                            }
+                        }
+                        let id = (!raw.id.is_empty()).then_some(raw.id);
+                        let event = (raw.event != "message").then_some(raw.event);
+                        let item = match serde_json::from_str::<R>(&raw.data) {
+                            Ok(data) => Ok(Event {
+                                data,
+                                id,
+                                event,
+                                retry: raw.retry,
+                            }),
+                            Err(e) => {
+                                Err(Error::decode(StatusCode::OK, e).with_endpoint(&this.endpoint))
+                            }
+                        };
+                        return Poll::Ready(Some(item));
+                    }
+                }
+            }
+            match &mut this.state {
+                State::Done => return Poll::Ready(None),
+                State::Local(stream) => {
+                    return match ready!(stream.as_mut().poll_next(cx)) {
+                        None => {
+                            this.state = State::Done;
+                            Poll::Ready(None)
+                        }
+                        Some(Ok(event)) => {
+                            let Event {
+                                data,
+                                id,
+                                event,
+                                retry,
+                            } = event;
+                            Poll::Ready(Some(this.decode(data, id, event, retry)))
+                        }
+                        Some(Err(e)) => this.end(Error::closed(1011, e.to_string())),
+                    };
+                }
+                State::Reading(body) => match ready!(Pin::new(body).poll_frame(cx)) {
+                    Some(Ok(frame)) => {
+                        if let Ok(data) = frame.into_data() {
+                            if let Err(e) = this.parser.feed(&data) {
+                                return this.end(too_large(e));
+                            }
+                        }
+                    }
+                    None => {
+                        // The server ended the stream.
+                        this.parser.finish();
+                        this.state = State::Done;
+                    }
+                    Some(Err(e)) => {
+                        // The connection dropped: resume after the server's delay.
+                        tracing::debug!(endpoint = %this.endpoint, error = %e, "event stream dropped; reconnecting");
+                        this.parser.finish();
+                        this.state = State::Waiting(Box::pin(tokio::time::sleep(this.reconnect)));
+                    }
+                },
+                State::Waiting(sleep) => {
+                    ready!(sleep.as_mut().poll(cx));
+                    let Some(connect) = &this.connect else {
+                        this.state = State::Done;
+                        continue;
+                    };
+                    let last = this.parser.last_event_id();
+                    let last = (!last.is_empty()).then(|| last.to_owned());
+                    this.state = State::Connecting(connect(last));
+                }
+                State::Connecting(opening) => match ready!(opening.as_mut().poll(cx)) {
+                    Ok(Opened::Events(body)) => {
+                        this.failures = 0;
+                        this.parser = Parser::resuming(this.parser.last_event_id());
+                        this.state = State::Reading(body);
+                    }
+                    Ok(Opened::Over) => this.state = State::Done,
+                    Err(e) if e.is_network() || e.is_timeout() => {
+                        this.failures = this.failures.saturating_add(1);
+                        let wait = backoff(this.reconnect, this.failures);
+                        tracing::debug!(endpoint = %this.endpoint, error = %e, ?wait, "event stream reconnection failed");
+                        this.state = State::Waiting(Box::pin(tokio::time::sleep(wait)));
+                    }
+                    Err(e) => return this.end(e),
+                },
+            }
+        }
+    }
+}
+
+impl<R> fmt::Debug for Events<R> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let state = match self.state {
+            State::Reading(_) => "reading",
+            State::Waiting(_) => "waiting to reconnect",
+            State::Connecting(_) => "reconnecting",
+            State::Local(_) => "in process",
+            State::Done => "done",
+        };
+        f.debug_struct("Events")
+            .field("endpoint", &self.endpoint)
+            .field("state", &state)
+            .field("last_event_id", &self.parser.last_event_id())
+            .field("reconnect", &self.reconnect)
+            .finish()
+    }
+}
+
+/// The wait before reconnection attempt `failures + 1`: the reconnection time, doubled for
+/// each failure in a row, at most [`MAX_RECONNECT`] (or the server's own longer `retry`).
+fn backoff(reconnect: Duration, failures: u32) -> Duration {
+    let doubled = reconnect.saturating_mul(1u32 << failures.min(16));
+    doubled.min(MAX_RECONNECT.max(reconnect))
+}
+
+/// A courier server's `event: error` frame, `{"error": {"code", "message"}}`, as the error that
+/// ends the stream; `None` for any other `error` event, which is an ordinary event.
+fn failure(data: &str) -> Option<Error> {
+    let value: Value = serde_json::from_str(data).ok()?;
+    let error = value.as_object()?.get("error")?.as_object()?;
+    let code = error.get("code")?.as_str()?;
+    let message = error.get("message").and_then(Value::as_str).unwrap_or("");
+    Some(Error::closed(1011, format!("{code}: {message}")))
+}
+
+fn too_large(e: TooLarge) -> Error {
+    Error::protocol(StatusCode::OK, e)
+}
+
+/// Why a stream cannot be read from a response.
+#[derive(Debug)]
+struct NotAnEventStream(Option<HeaderValue>);
+
+impl fmt::Display for NotAnEventStream {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.0 {
+            Some(kind) => write!(
+                f,
+                "the response is `{}`, not `text/event-stream`",
+                String::from_utf8_lossy(kind.as_bytes())
+            ),
+            None => f.write_str("the response has no content type; expected `text/event-stream`"),
+        }
+    }
+}
+
+impl std::error::Error for NotAnEventStream {}
+
+#[derive(Debug)]
+struct UnexpectedStatus(StatusCode);
+
+impl fmt::Display for UnexpectedStatus {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "a stream answers 200 or 204, not {}", self.0)
+    }
+}
+
+impl std::error::Error for UnexpectedStatus {}
+
+/// One connection attempt: the opening request through the endpoint's stack, its answer
+/// judged.
+async fn open(
+    client: Client,
+    endpoint: Arc<ResolvedEndpoint>,
+    variables: Variables,
+    options: Option<CallOptions>,
+    last_event_id: Option<String>,
+) -> Result<Opened, Error> {
+    let mut headers = HeaderMap::new();
+    headers.insert(ACCEPT, HeaderValue::from_static("text/event-stream"));
+    headers.insert(CACHE_CONTROL, HeaderValue::from_static("no-cache"));
+    if let Some(id) = last_event_id {
+        if let Ok(value) = HeaderValue::try_from(id) {
+            headers.insert(LAST_EVENT_ID, value);
+        }
+    }
+    let response = client
+        .handshake(&endpoint, variables, options.as_ref(), headers)
+        .await?;
+    let status = response.status();
+    if status == StatusCode::NO_CONTENT {
+        return Ok(Opened::Over);
+    }
+    if status != StatusCode::OK {
+        return Err(crate::caller::refused(response, UnexpectedStatus(status)).await);
+    }
+    let kind = response.headers().get(CONTENT_TYPE);
+    let is_event_stream = kind
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.split(';').next())
+        .is_some_and(|v| v.trim().eq_ignore_ascii_case("text/event-stream"));
+    if !is_event_stream {
+        return Err(Error::protocol(status, NotAnEventStream(kind.cloned())));
+    }
+    Ok(Opened::Events(response.into_body()))
+}
+
+/// Resolves when either signal is cancelled; never when neither is given.
+fn cancellation(
+    call: Option<&courier_core::CancellationToken>,
+    source: Option<&courier_core::CancellationToken>,
+) -> Option<BoxFuture<'static, ()>> {
+    match (call.cloned(), source.cloned()) {
+        (None, None) => None,
+        (Some(one), None) | (None, Some(one)) => Some(Box::pin(one.cancelled_owned())),
+        (Some(a), Some(b)) => Some(Box::pin(async move {
+            tokio::select! {
+                () = a.cancelled() => {},
+                () = b.cancelled() => {},
+            }
+        })),
+    }
+}
+
+impl StreamDispatch for Client {
+    type Events<R: DeserializeOwned + Send + 'static> = Events<R>;
+
+    async fn subscribe<R, V>(&self, request: HttpCallRequest<'_, V>) -> Result<Events<R>, Error>
+    where
+        R: DeserializeOwned + Send + 'static,
+        V: IntoVariables + Send,
+    {
+        let endpoint = Arc::clone(request.endpoint);
+        let path: Arc<str> = endpoint.path().into();
+        let variables = request
+            .variables
+            .into_variables()
+            .map_err(|e| Error::variables(e).with_endpoint(&path))?;
+        self.open_stream(endpoint, variables, request.options.cloned())
+            .await
+            .map_err(|e| e.with_endpoint(&path))
+    }
+}
+
+impl Client {
+    /// Subscribes to the stream at `path` with JSON `variables`: its events' data as JSON. What
+    /// the CLI and the proxy use; typed views subscribe through [`StreamDispatch`].
+    ///
+    /// # Errors
+    ///
+    /// An unknown path (`ENDPOINT_NOT_IN_ROUTES`) or one that is not a stream, and every way the
+    /// first connection can fail (see [`Events`]).
+    pub async fn stream(
+        &self,
+        path: &str,
+        variables: Value,
+        options: Option<&CallOptions>,
+    ) -> Result<Events<Value>, Error> {
+        let endpoint = self.api().endpoint(path).cloned().ok_or_else(|| {
+            Error::from(
+                courier_core::ConfigurationError::new(
+                    courier_core::ErrorCode::EndpointNotInRoutes,
+                    format!("`{path}` is not an endpoint of this API"),
+                )
+                .at(path),
+            )
+        })?;
+        self.open_stream(endpoint, Variables::Json(variables), options.cloned())
+            .await
+            .map_err(|e| e.with_endpoint(path))
+    }
+
+    /// Opens a subscription to the stream `endpoint`; see [`StreamDispatch::subscribe`].
+    async fn open_stream<R>(
+        &self,
+        endpoint: Arc<ResolvedEndpoint>,
+        variables: Variables,
+        options: Option<CallOptions>,
+    ) -> Result<Events<R>, Error> {
+        let path: Arc<str> = endpoint.path().into();
+        let Some(stream) = endpoint.definition().as_stream() else {
+            return Err(courier_core::ConfigurationError::new(
+                courier_core::ErrorCode::InvalidOption,
+                format!("`{path}` is not a stream"),
+            )
+            .at(&*path)
+            .into());
+        };
+        let cancelled = cancellation(
+            options.as_ref().and_then(CallOptions::signal_value),
+            self.api().options().signal.as_ref(),
+        );
+        let mut events = Events {
+            state: State::Done,
+            parser: Parser::new(),
+            connect: None,
+            reconnect: DEFAULT_RECONNECT,
+            failures: 0,
+            cancelled,
+            endpoint: path,
+            _event: PhantomData,
+        };
+        if let StreamSource::Implemented(handler) = stream.source() {
+            let variables = match variables {
+                Variables::None => Value::Null,
+                Variables::Json(value) => value,
+                Variables::Form(_) => {
+                    return Err(courier_core::ConfigurationError::new(
+                        courier_core::ErrorCode::InvalidOption,
+                        "a stream's variables are JSON, not a form",
+                    )
+                    .into())
+                }
+            };
+            events.state = State::Local(handler.open(StreamRequest::new(variables)));
+            return Ok(events);
+        }
+        let client = self.clone();
+        let connect: Arc<Connect> = Arc::new(move |last_event_id| {
+            Box::pin(open(
+                client.clone(),
+                Arc::clone(&endpoint),
+                variables.clone(),
+                options.clone(),
+                last_event_id,
+            ))
+        });
+        let opening = connect(None);
+        let opened = match &mut events.cancelled {
+            None => opening.await?,
+            Some(cancelled) => tokio::select! {
+                biased;
+                () = cancelled.as_mut() => return Err(Error::cancelled()),
+                opened = opening => opened?,
+            },
+        };
+        if let Opened::Events(body) = opened {
+            events.state = State::Reading(body);
+        }
+        events.connect = Some(connect);
+        Ok(events)
+    }
+}

@@ -1,0 +1,694 @@
+//! [`Connection`]: a channel's socket, its reconnections and its queue of unsent messages.
+
+use crate::caller::Client;
+use crate::error::Error;
+use courier_core::encode::Variables;
+use courier_core::CancellationToken;
+use courier_core::{
+    CallOptions, ChannelDispatch, ChannelSource, HttpCallRequest, IntoVariables, ResolvedEndpoint,
+    WsOptions,
+};
+use futures_core::Stream;
+use futures_util::{SinkExt, StreamExt};
+use http::header::{CONNECTION, SEC_WEBSOCKET_ACCEPT, SEC_WEBSOCKET_KEY, SEC_WEBSOCKET_PROTOCOL};
+use http::header::{SEC_WEBSOCKET_VERSION, UPGRADE};
+use http::{HeaderMap, HeaderValue, StatusCode};
+use hyper_util::rt::TokioIo;
+use serde::de::DeserializeOwned;
+use serde::Serialize;
+use serde_json::Value;
+use std::collections::VecDeque;
+use std::fmt;
+use std::marker::PhantomData;
+use std::pin::Pin;
+use std::sync::{Arc, Mutex};
+use std::task::{Context, Poll};
+use std::time::Duration;
+use tokio::sync::{mpsc, watch, Notify};
+use tokio::time::Instant;
+use tokio_tungstenite::tungstenite::handshake::client::generate_key;
+use tokio_tungstenite::tungstenite::handshake::derive_accept_key;
+use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode;
+use tokio_tungstenite::tungstenite::protocol::{CloseFrame, Role, WebSocketConfig};
+use tokio_tungstenite::tungstenite::{self, Message};
+use tokio_tungstenite::WebSocketStream;
+
+type Socket = WebSocketStream<TokioIo<hyper::upgrade::Upgraded>>;
+
+/// Messages received and not yet taken from a [`Connection`]; past this the socket is not read
+/// until the connection is polled again, so a slow reader slows its server down instead of
+/// growing memory.
+const INCOMING: usize = 256;
+
+/// Where a [`Connection`] stands.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ConnectionState {
+    /// Connected: messages flow both ways.
+    Open,
+    /// The socket dropped; waiting before reconnection attempt `attempt` (from 1).
+    Reconnecting {
+        /// The attempt about to be made.
+        attempt: u32,
+    },
+    /// Over for good: closed by the server, by [`Connection::close`], or refused.
+    Closed,
+}
+
+/// Why a message was not taken by [`Connection::send`].
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum SendError {
+    /// The queue of unsent messages is full (`WsOptions::message_queue`); the message was not
+    /// queued, and nothing queued before it was dropped.
+    QueueFull {
+        /// The queue's bound in messages.
+        max_count: usize,
+        /// The queue's bound in bytes.
+        max_bytes: usize,
+    },
+    /// The message's JSON is larger than `WsOptions::max_message_size`.
+    TooLarge {
+        /// Its size in bytes.
+        size: usize,
+        /// The limit.
+        max: usize,
+    },
+    /// The message does not serialize to JSON.
+    Encode(serde_json::Error),
+    /// The connection is closed for good.
+    Closed,
+}
+
+impl fmt::Display for SendError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::QueueFull {
+                max_count,
+                max_bytes,
+            } => write!(
+                f,
+                "the queue of unsent messages is full ({max_count} messages or {max_bytes} bytes)"
+            ),
+            Self::TooLarge { size, max } => {
+                write!(f, "the message is {size} bytes, over the limit of {max}")
+            }
+            Self::Encode(e) => write!(f, "the message does not serialize to JSON: {e}"),
+            Self::Closed => f.write_str("the connection is closed"),
+        }
+    }
+}
+
+impl std::error::Error for SendError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            Self::Encode(e) => Some(e),
+            _ => None,
+        }
+    }
+}
+
+/// Messages not yet written to the socket, in order.
+struct Queue {
+    messages: VecDeque<String>,
+    bytes: usize,
+    closed: bool,
+}
+
+/// What the user's handles and the socket task share.
+struct Shared {
+    queue: Mutex<Queue>,
+    /// Wakes the task when a message is queued.
+    queued: Notify,
+    max_count: usize,
+    max_bytes: usize,
+    max_message: usize,
+}
+
+impl Shared {
+    fn push(&self, text: String) -> Result<(), SendError> {
+        if text.len() > self.max_message {
+            return Err(SendError::TooLarge {
+                size: text.len(),
+                max: self.max_message,
+            });
+        }
+        let mut queue = self.queue.lock().unwrap_or_else(|e| e.into_inner());
+        if queue.closed {
+            return Err(SendError::Closed);
+        }
+        if queue.messages.len() >= self.max_count || queue.bytes + text.len() > self.max_bytes {
+            return Err(SendError::QueueFull {
+                max_count: self.max_count,
+                max_bytes: self.max_bytes,
+            });
+        }
+        queue.bytes += text.len();
+        queue.messages.push_back(text);
+        drop(queue);
+        self.queued.notify_one();
+        Ok(())
+    }
+
+    fn front(&self) -> Option<String> {
+        let queue = self.queue.lock().unwrap_or_else(|e| e.into_inner());
+        queue.messages.front().cloned()
+    }
+
+    fn pop(&self) {
+        let mut queue = self.queue.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(sent) = queue.messages.pop_front() {
+            queue.bytes -= sent.len();
+        }
+    }
+
+    fn close(&self) {
+        let mut queue = self.queue.lock().unwrap_or_else(|e| e.into_inner());
+        queue.closed = true;
+    }
+}
+
+/// Held by every user handle; when the last goes, the socket task closes the socket and ends.
+struct Alive(CancellationToken);
+
+impl Drop for Alive {
+    fn drop(&mut self) {
+        self.0.cancel();
+    }
+}
+
+/// What the socket task hands the [`Connection`].
+enum Incoming {
+    Message(String),
+    Failed(Error),
+}
+
+/// A connection to a channel: a `futures_core::Stream` of the channel's typed messages and,
+/// when the channel has `.send()` (`S` is a `Serialize` type), [`Connection::send`].
+///
+/// A task on the tokio runtime owns the socket; see the [module docs](super) for how it
+/// reconnects, what it queues and when it ends. Dropping the connection and every [`Sender`]
+/// closes the socket.
+#[must_use = "a connection yields nothing unless polled"]
+pub struct Connection<R, S> {
+    incoming: mpsc::Receiver<Incoming>,
+    shared: Arc<Shared>,
+    state: watch::Receiver<ConnectionState>,
+    alive: Arc<Alive>,
+    endpoint: Arc<str>,
+    _types: PhantomData<fn(S) -> R>,
+}
+
+impl<R, S> Connection<R, S> {
+    /// Where the connection stands now.
+    pub fn state(&self) -> ConnectionState {
+        *self.state.borrow()
+    }
+
+    /// Follows the connection's state as it changes.
+    pub fn watch_state(&self) -> watch::Receiver<ConnectionState> {
+        self.state.clone()
+    }
+
+    /// Closes the socket (close code 1000); the stream then ends. Messages still queued are
+    /// dropped with it.
+    pub fn close(&self) {
+        self.shared.close();
+        self.alive.0.cancel();
+    }
+}
+
+impl<R, S: Serialize> Connection<R, S> {
+    /// Sends a message: written at once when connected, else queued until the next
+    /// connection opens, in order.
+    ///
+    /// # Errors
+    ///
+    /// See [`SendError`]: nothing is dropped silently.
+    pub fn send(&self, message: S) -> Result<(), SendError> {
+        send(&self.shared, &message)
+    }
+
+    /// A cloneable handle that sends on this connection from anywhere.
+    pub fn sender(&self) -> Sender<S> {
+        Sender {
+            shared: Arc::clone(&self.shared),
+            alive: Arc::clone(&self.alive),
+            _send: PhantomData,
+        }
+    }
+}
+
+fn send<S: Serialize>(shared: &Shared, message: &S) -> Result<(), SendError> {
+    let text = serde_json::to_string(message).map_err(SendError::Encode)?;
+    shared.push(text)
+}
+
+impl<R: DeserializeOwned, S> Stream for Connection<R, S> {
+    type Item = Result<R, Error>;
+
+    fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
+        let this = &mut *self;
+        match this.incoming.poll_recv(cx) {
+            Poll::Pending => Poll::Pending,
+            Poll::Ready(None) => Poll::Ready(None),
+            Poll::Ready(Some(Incoming::Failed(e))) => {
+                Poll::Ready(Some(Err(e.with_endpoint(&this.endpoint))))
+            }
+            Poll::Ready(Some(Incoming::Message(text))) => {
+                Poll::Ready(Some(serde_json::from_str(&text).map_err(|e| {
+                    Error::decode(StatusCode::SWITCHING_PROTOCOLS, e).with_endpoint(&this.endpoint)
+                })))
+            }
+        }
+    }
+}
+
+impl<R, S> fmt::Debug for Connection<R, S> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Connection")
+            .field("endpoint", &self.endpoint)
+            .field("state", &self.state())
+            .finish_non_exhaustive()
+    }
+}
+
+/// Sends on a [`Connection`] from anywhere; cloneable.
+pub struct Sender<S> {
+    shared: Arc<Shared>,
+    alive: Arc<Alive>,
+    _send: PhantomData<fn(S)>,
+}
+
+impl<S: Serialize> Sender<S> {
+    /// See [`Connection::send`].
+    ///
+    /// # Errors
+    ///
+    /// See [`SendError`].
+    pub fn send(&self, message: S) -> Result<(), SendError> {
+        send(&self.shared, &message)
+    }
+}
+
+impl<S> Clone for Sender<S> {
+    fn clone(&self) -> Self {
+        Self {
+            shared: Arc::clone(&self.shared),
+            alive: Arc::clone(&self.alive),
+            _send: PhantomData,
+        }
+    }
+}
+
+impl<S> fmt::Debug for Sender<S> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Sender")
+            .field("closed", &self.alive.0.is_cancelled())
+            .finish_non_exhaustive()
+    }
+}
+
+/// The handshake did not switch protocols as RFC 6455 requires.
+#[derive(Debug)]
+struct BadHandshake(&'static str);
+
+impl fmt::Display for BadHandshake {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.0)
+    }
+}
+
+impl std::error::Error for BadHandshake {}
+
+/// Everything one connection attempt needs; cloned into the socket task.
+#[derive(Clone)]
+struct Dialer {
+    client: Client,
+    endpoint: Arc<ResolvedEndpoint>,
+    variables: Variables,
+    options: Option<CallOptions>,
+    ws: WsOptions,
+}
+
+impl Dialer {
+    /// One handshake through the endpoint's layer stack, then the socket.
+    async fn dial(&self) -> Result<Socket, Error> {
+        let key = generate_key();
+        let mut headers = HeaderMap::new();
+        headers.insert(CONNECTION, HeaderValue::from_static("upgrade"));
+        headers.insert(UPGRADE, HeaderValue::from_static("websocket"));
+        headers.insert(SEC_WEBSOCKET_VERSION, HeaderValue::from_static("13"));
+        headers.insert(
+            SEC_WEBSOCKET_KEY,
+            HeaderValue::try_from(key.as_str()).map_err(|e| Error::protocol(StatusCode::OK, e))?,
+        );
+        if !self.ws.protocols.is_empty() {
+            let offered = self.ws.protocols.join(", ");
+            let value = HeaderValue::try_from(offered).map_err(|e| {
+                Error::from(courier_core::ConfigurationError::new(
+                    courier_core::ErrorCode::InvalidOption,
+                    format!("a WebSocket subprotocol is not a valid header value: {e}"),
+                ))
+            })?;
+            headers.insert(SEC_WEBSOCKET_PROTOCOL, value);
+        }
+        let mut response = self
+            .client
+            .handshake(
+                &self.endpoint,
+                self.variables.clone(),
+                self.options.as_ref(),
+                headers,
+            )
+            .await?;
+        if response.status() != StatusCode::SWITCHING_PROTOCOLS {
+            return Err(crate::caller::refused(
+                response,
+                BadHandshake("the server did not switch to the WebSocket protocol"),
+            )
+            .await);
+        }
+        let accepted = response
+            .headers()
+            .get(SEC_WEBSOCKET_ACCEPT)
+            .is_some_and(|v| v.as_bytes() == derive_accept_key(key.as_bytes()).as_bytes());
+        if !accepted {
+            return Err(Error::protocol(
+                StatusCode::SWITCHING_PROTOCOLS,
+                BadHandshake("the server's `sec-websocket-accept` does not match the key"),
+            ));
+        }
+        let upgraded = hyper::upgrade::on(&mut response)
+            .await
+            .map_err(|e| Error::from_network(Box::new(e)))?;
+        let config = WebSocketConfig::default()
+            .max_message_size(Some(self.ws.max_message_size))
+            .max_frame_size(Some(self.ws.max_message_size));
+        let mut socket =
+            WebSocketStream::from_raw_socket(TokioIo::new(upgraded), Role::Client, Some(config))
+                .await;
+        if let Some(auth) = &self.ws.auth {
+            let params = auth.params().await.map_err(Error::path_options)?;
+            let hello = serde_json::json!({ "type": "courier.hello", "auth": params });
+            socket
+                .send(Message::text(hello.to_string()))
+                .await
+                .map_err(|e| Error::from_network(Box::new(e)))?;
+        }
+        Ok(socket)
+    }
+}
+
+/// How a session on one socket ended.
+enum Ended {
+    /// For good: the stream ends (after `Some` error, when there is one).
+    Over(Option<Error>),
+    /// The socket dropped: reconnect.
+    Dropped,
+}
+
+/// The close codes after which a client reconnects.
+fn reconnects(code: u16) -> bool {
+    matches!(code, 1001 | 1005 | 1006 | 1011 | 1012 | 1013 | 1014)
+}
+
+/// The socket task: sessions and reconnections until the channel ends or every handle is gone.
+async fn run(
+    dialer: Dialer,
+    mut socket: Socket,
+    shared: Arc<Shared>,
+    incoming: mpsc::Sender<Incoming>,
+    state: watch::Sender<ConnectionState>,
+    stop: CancellationToken,
+) {
+    loop {
+        let ended = session(&dialer.ws, &mut socket, &shared, &incoming, &stop).await;
+        match ended {
+            Ended::Over(error) => {
+                if let Some(error) = error {
+                    let _ = incoming.send(Incoming::Failed(error)).await;
+                }
+                break;
+            }
+            Ended::Dropped => {}
+        }
+        let mut attempt = 1u32;
+        socket = loop {
+            let _ = state.send(ConnectionState::Reconnecting { attempt });
+            let wait = backoff(&dialer.ws, attempt);
+            tokio::select! {
+                () = stop.cancelled() => {
+                    shared.close();
+                    let _ = state.send(ConnectionState::Closed);
+                    return;
+                }
+                () = tokio::time::sleep(wait) => {}
+            }
+            match dialer.dial().await {
+                Ok(socket) => break socket,
+                Err(e) if e.is_network() || e.is_timeout() || e.status_code() >= 500 => {
+                    tracing::debug!(error = %e, attempt, "channel reconnection failed");
+                    attempt = attempt.saturating_add(1);
+                }
+                Err(e) => {
+                    shared.close();
+                    let _ = incoming.send(Incoming::Failed(e)).await;
+                    let _ = state.send(ConnectionState::Closed);
+                    return;
+                }
+            }
+        };
+        let _ = state.send(ConnectionState::Open);
+    }
+    shared.close();
+    let _ = state.send(ConnectionState::Closed);
+}
+
+/// Reads and writes one socket until it ends.
+async fn session(
+    ws: &WsOptions,
+    socket: &mut Socket,
+    shared: &Shared,
+    incoming: &mpsc::Sender<Incoming>,
+    stop: &CancellationToken,
+) -> Ended {
+    let interval = Duration::from_millis(ws.heartbeat.interval_ms.max(1));
+    let answer = Duration::from_millis(ws.heartbeat.timeout_ms.max(1));
+    let mut next_ping = Instant::now() + interval;
+    // Set when a ping is out and nothing has come since.
+    let mut deadline: Option<Instant> = None;
+    loop {
+        // Write what is queued, in order; a message leaves the queue once written.
+        while let Some(text) = shared.front() {
+            if socket.send(Message::text(text)).await.is_err() {
+                return Ended::Dropped;
+            }
+            shared.pop();
+        }
+        let wake = deadline.map_or(next_ping, |d| d.min(next_ping));
+        tokio::select! {
+            biased;
+            () = stop.cancelled() => {
+                let _ = socket.close(Some(CloseFrame { code: CloseCode::Normal, reason: "".into() })).await;
+                return Ended::Over(None);
+            }
+            frame = socket.next() => {
+                deadline = None;
+                match frame {
+                    None => return Ended::Dropped,
+                    Some(Err(tungstenite::Error::Capacity(e))) => {
+                        let _ = socket.close(Some(CloseFrame { code: CloseCode::Size, reason: "message too big".into() })).await;
+                        return Ended::Over(Some(Error::closed(1009, e.to_string())));
+                    }
+                    Some(Err(_)) => return Ended::Dropped,
+                    Some(Ok(Message::Text(text))) => {
+                        if incoming.send(Incoming::Message(text.as_str().to_owned())).await.is_err() {
+                            return Ended::Over(None);
+                        }
+                    }
+                    Some(Ok(Message::Binary(bytes))) => {
+                        let item = match String::from_utf8(bytes.to_vec()) {
+                            Ok(text) => Incoming::Message(text),
+                            Err(e) => Incoming::Failed(Error::decode(StatusCode::SWITCHING_PROTOCOLS, e)),
+                        };
+                        if incoming.send(item).await.is_err() {
+                            return Ended::Over(None);
+                        }
+                    }
+                    Some(Ok(Message::Close(frame))) => {
+                        let (code, reason) = frame.map_or((1005, String::new()), |f| (u16::from(f.code), f.reason.as_str().to_owned()));
+                        if reconnects(code) {
+                            tracing::debug!(code, %reason, "channel closed by the server; reconnecting");
+                            return Ended::Dropped;
+                        }
+                        if code == 1000 {
+                            return Ended::Over(None);
+                        }
+                        return Ended::Over(Some(Error::closed(code, reason)));
+                    }
+                    // Pings are answered by the socket itself; pongs only prove life.
+                    Some(Ok(_)) => {}
+                }
+            }
+            () = shared.queued.notified() => {}
+            () = tokio::time::sleep_until(wake) => {
+                let now = Instant::now();
+                if deadline.is_some_and(|d| d <= now) {
+                    tracing::debug!("channel heartbeat unanswered; reconnecting");
+                    return Ended::Dropped;
+                }
+                if next_ping <= now {
+                    if socket.send(Message::Ping(Default::default())).await.is_err() {
+                        return Ended::Dropped;
+                    }
+                    next_ping = now + interval;
+                    deadline.get_or_insert(now + answer);
+                }
+            }
+        }
+    }
+}
+
+/// The wait before reconnection attempt `attempt` (from 1): exponential from `initial_ms`,
+/// at most `max_ms`, drawn at random below that when `jitter` is on.
+fn backoff(ws: &WsOptions, attempt: u32) -> Duration {
+    let b = &ws.backoff;
+    let exp = b
+        .factor
+        .max(1.0)
+        .powi(attempt.saturating_sub(1).min(64) as i32);
+    let ms = ((b.initial_ms as f64) * exp).min(b.max_ms as f64).max(0.0);
+    let ms = if b.jitter { ms * jitter() } else { ms };
+    Duration::from_millis(ms as u64)
+}
+
+/// A number in [0, 1), from the clock: enough to spread reconnections apart.
+fn jitter() -> f64 {
+    use std::hash::{BuildHasher, Hasher};
+    let mut hasher = std::collections::hash_map::RandomState::new().build_hasher();
+    hasher.write_u128(
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos()),
+    );
+    (hasher.finish() >> 11) as f64 / (1u64 << 53) as f64
+}
+
+impl ChannelDispatch for Client {
+    type Connection<R: DeserializeOwned + Send + 'static, S: Send + 'static> = Connection<R, S>;
+
+    async fn connect<R, S, V>(
+        &self,
+        request: HttpCallRequest<'_, V>,
+    ) -> Result<Connection<R, S>, Error>
+    where
+        R: DeserializeOwned + Send + 'static,
+        S: Send + 'static,
+        V: IntoVariables + Send,
+    {
+        let endpoint = Arc::clone(request.endpoint);
+        let path: Arc<str> = endpoint.path().into();
+        let variables = request
+            .variables
+            .into_variables()
+            .map_err(|e| Error::variables(e).with_endpoint(&path))?;
+        self.open_channel(endpoint, variables, request.options.cloned())
+            .await
+            .map_err(|e| e.with_endpoint(&path))
+    }
+}
+
+impl Client {
+    /// Connects to the channel at `path` with JSON `variables`: its messages as JSON, and JSON
+    /// messages sent. What the CLI and the proxy use; typed views connect through
+    /// [`ChannelDispatch`].
+    ///
+    /// # Errors
+    ///
+    /// An unknown path (`ENDPOINT_NOT_IN_ROUTES`) or one that is not a channel, and every way
+    /// the first connection can fail.
+    pub async fn channel(
+        &self,
+        path: &str,
+        variables: Value,
+        options: Option<&CallOptions>,
+    ) -> Result<Connection<Value, Value>, Error> {
+        let endpoint = self.api().endpoint(path).cloned().ok_or_else(|| {
+            Error::from(
+                courier_core::ConfigurationError::new(
+                    courier_core::ErrorCode::EndpointNotInRoutes,
+                    format!("`{path}` is not an endpoint of this API"),
+                )
+                .at(path),
+            )
+        })?;
+        self.open_channel(endpoint, Variables::Json(variables), options.cloned())
+            .await
+            .map_err(|e| e.with_endpoint(path))
+    }
+
+    async fn open_channel<R, S>(
+        &self,
+        endpoint: Arc<ResolvedEndpoint>,
+        variables: Variables,
+        options: Option<CallOptions>,
+    ) -> Result<Connection<R, S>, Error> {
+        let path: Arc<str> = endpoint.path().into();
+        let Some(channel) = endpoint.definition().as_channel() else {
+            return Err(courier_core::ConfigurationError::new(
+                courier_core::ErrorCode::InvalidOption,
+                format!("`{path}` is not a channel"),
+            )
+            .at(&*path)
+            .into());
+        };
+        if let ChannelSource::Implemented(_) = channel.source() {
+            return Err(courier_core::ConfigurationError::new(
+                courier_core::ErrorCode::InvalidOption,
+                format!("`{path}` is served by this process; join it through courier-server's hub"),
+            )
+            .at(&*path)
+            .into());
+        }
+        let ws = self.ws_options().clone();
+        let dialer = Dialer {
+            client: self.clone(),
+            endpoint,
+            variables,
+            options,
+            ws,
+        };
+        let socket = dialer.dial().await?;
+        let shared = Arc::new(Shared {
+            queue: Mutex::new(Queue {
+                messages: VecDeque::new(),
+                bytes: 0,
+                closed: false,
+            }),
+            queued: Notify::new(),
+            max_count: dialer.ws.message_queue.max_count,
+            max_bytes: dialer.ws.message_queue.max_bytes,
+            max_message: dialer.ws.max_message_size,
+        });
+        let (incoming, receiver) = mpsc::channel(INCOMING);
+        let (state, watching) = watch::channel(ConnectionState::Open);
+        let stop = CancellationToken::new();
+        tokio::spawn(run(
+            dialer,
+            socket,
+            Arc::clone(&shared),
+            incoming,
+            state,
+            stop.clone(),
+        ));
+        Ok(Connection {
+            incoming: receiver,
+            shared,
+            state: watching,
+            alive: Arc::new(Alive(stop)),
+            endpoint: path,
+            _types: PhantomData,
+        })
+    }
+}

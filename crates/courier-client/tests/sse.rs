@@ -1,0 +1,412 @@
+//! The stream client against real SSE servers (axum on 127.0.0.1): typed events, refusals,
+//! reconnection with `Last-Event-ID`, the server's `retry`, a clean end, cancellation, and the
+//! layer stack on the opening request.
+
+use axum::body::Body as AxumBody;
+use axum::http::{header, HeaderMap, StatusCode};
+use axum::response::{IntoResponse, Response};
+use axum::routing::get;
+use axum::{Json, Router};
+use bytes::Bytes;
+use courier_client::Client;
+use courier_core::{
+    ApiDef, CallOptions, CancellationToken, Event, GroupDef, Middleware, StreamEndpoint,
+};
+use courier_layers::auth::AuthLayer;
+use futures_util::{stream, StreamExt};
+use serde::Deserialize;
+use serde_json::{json, Value};
+use std::net::SocketAddr;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+use tokio::sync::Notify;
+
+#[derive(Debug, Deserialize, PartialEq)]
+struct Tick {
+    n: u64,
+}
+
+/// What the server saw.
+#[derive(Default)]
+struct Seen {
+    connections: AtomicUsize,
+    last_event_ids: Mutex<Vec<Option<String>>>,
+    dropped: Notify,
+}
+
+fn event_stream(chunks: Vec<Result<String, std::io::Error>>) -> Response {
+    // A failing chunk waits a little first, so what came before it is on the wire when the
+    // connection breaks.
+    let chunks = stream::iter(chunks).then(|chunk| async move {
+        if chunk.is_err() {
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        chunk.map(Bytes::from)
+    });
+    (
+        [(header::CONTENT_TYPE, "text/event-stream")],
+        AxumBody::from_stream(chunks),
+    )
+        .into_response()
+}
+
+/// Ticks 1 to 5 with ids; the first connection breaks after 3 (the body fails mid-stream),
+/// a connection resuming after id `n` sends the rest and ends cleanly.
+async fn feed(seen: Arc<Seen>, headers: HeaderMap) -> Response {
+    seen.connections.fetch_add(1, Ordering::SeqCst);
+    let last = headers
+        .get("last-event-id")
+        .map(|v| v.to_str().unwrap().to_owned());
+    seen.last_event_ids.lock().unwrap().push(last.clone());
+    let from = last.map_or(1, |id| id.parse::<u64>().unwrap() + 1);
+    let mut chunks = vec![Ok("retry: 50\n\n".to_owned())];
+    for n in from..=5 {
+        chunks.push(Ok(format!("id: {n}\ndata: {{\"n\":{n}}}\n\n")));
+        if from == 1 && n == 3 {
+            chunks.push(Err(std::io::Error::other("the connection breaks")));
+            break;
+        }
+    }
+    event_stream(chunks)
+}
+
+/// Never ends; tells when the server drops it (the client went away).
+async fn forever(seen: Arc<Seen>) -> Response {
+    struct Guard(Arc<Seen>);
+    impl Drop for Guard {
+        fn drop(&mut self) {
+            self.0.dropped.notify_one();
+        }
+    }
+    let guard = Guard(seen);
+    let ticks = stream::unfold((0u64, guard), |(n, guard)| async move {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+        Some((
+            Ok::<_, std::io::Error>(Bytes::from(format!("data: {{\"n\":{n}}}\n\n"))),
+            (n + 1, guard),
+        ))
+    });
+    (
+        [(header::CONTENT_TYPE, "text/event-stream")],
+        AxumBody::from_stream(ticks),
+    )
+        .into_response()
+}
+
+async fn server() -> (SocketAddr, Arc<Seen>) {
+    let seen = Arc::new(Seen::default());
+    let app = Router::new()
+        .route(
+            "/feed",
+            get({
+                let seen = seen.clone();
+                move |headers: HeaderMap| feed(seen.clone(), headers)
+            }),
+        )
+        .route(
+            "/forever",
+            get({
+                let seen = seen.clone();
+                move || forever(seen.clone())
+            }),
+        )
+        .route(
+            "/named",
+            get(|| async {
+                event_stream(vec![Ok(
+                    "id: a\nevent: joined\ndata: {\"n\":1}\n\n: comment\ndata: {\"n\":2}\n\n".into(),
+                )])
+            }),
+        )
+        .route(
+            "/bad",
+            get(|| async {
+                event_stream(vec![Ok("data: {not json\n\ndata: {\"n\":2}\n\n".into())])
+            }),
+        )
+        .route(
+            "/failing",
+            get(|| async {
+                event_stream(vec![Ok(
+                    "data: {\"n\":1}\n\nevent: error\ndata: {\"error\":{\"code\":\"STREAM_FAILED\",\"message\":\"gone\"}}\n\n".into(),
+                )])
+            }),
+        )
+        .route(
+            "/headers",
+            get(|headers: HeaderMap| async move {
+                let pick = |n: &str| headers.get(n).map(|v| v.to_str().unwrap().to_owned());
+                let seen = json!({
+                    "accept": pick("accept"),
+                    "x-api-key": pick("x-api-key"),
+                    "authorization": pick("authorization"),
+                });
+                event_stream(vec![Ok(format!("data: {seen}\n\n"))])
+            }),
+        )
+        .route("/plain", get(|| async { "not events" }))
+        .route("/nothing", get(|| async { StatusCode::NO_CONTENT }))
+        .route(
+            "/missing",
+            get(|| async {
+                (
+                    StatusCode::NOT_FOUND,
+                    Json(json!({ "error": "no such stream" })),
+                )
+            }),
+        );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    (addr, seen)
+}
+
+fn client(addr: SocketAddr) -> Client {
+    let group = [
+        "feed", "forever", "named", "bad", "failing", "headers", "plain", "nothing", "missing",
+    ]
+    .into_iter()
+    .fold(GroupDef::new(), |g, name| {
+        g.endpoint(name, StreamEndpoint::get(format!("/{name}")))
+    });
+    let api = ApiDef::builder()
+        .base_url(format!("http://{addr}"))
+        .group("live", group)
+        .build()
+        .unwrap();
+    Client::new(api).unwrap()
+}
+
+async fn typed(client: &Client, name: &str) -> courier_client::sse::Events<Tick> {
+    use courier_core::StreamDispatch;
+    let endpoint = client
+        .api()
+        .endpoint(&format!("live.{name}"))
+        .unwrap()
+        .clone();
+    client
+        .subscribe::<Tick, ()>(courier_core::HttpCallRequest::new(&endpoint, (), None))
+        .await
+        .unwrap()
+}
+
+async fn next<S: futures_util::Stream + Unpin>(events: &mut S) -> Option<S::Item> {
+    tokio::time::timeout(Duration::from_secs(10), events.next())
+        .await
+        .expect("an item within 10 s")
+}
+
+#[tokio::test]
+async fn typed_events_with_ids_and_names_then_a_clean_end() {
+    let (addr, _) = server().await;
+    let mut events = typed(&client(addr), "named").await;
+    let first = next(&mut events).await.unwrap().unwrap();
+    assert_eq!(
+        first,
+        Event {
+            data: Tick { n: 1 },
+            id: Some("a".into()),
+            event: Some("joined".into()),
+            retry: None
+        }
+    );
+    let second = next(&mut events).await.unwrap().unwrap();
+    assert_eq!(
+        (second.data.n, second.id.as_deref(), second.event),
+        (2, Some("a"), None)
+    );
+    assert!(
+        next(&mut events).await.is_none(),
+        "a clean end ends the stream"
+    );
+    assert_eq!(events.last_event_id(), "a");
+}
+
+#[tokio::test]
+async fn a_dropped_connection_resumes_after_the_last_id_without_loss_or_duplicates() {
+    let (addr, seen) = server().await;
+    let started = Instant::now();
+    let mut events = typed(&client(addr), "feed").await;
+    let mut got = Vec::new();
+    while let Some(item) = next(&mut events).await {
+        got.push(item.unwrap().data.n);
+    }
+    assert_eq!(got, [1, 2, 3, 4, 5]);
+    assert_eq!(seen.connections.load(Ordering::SeqCst), 2);
+    assert_eq!(
+        *seen.last_event_ids.lock().unwrap(),
+        [None, Some("3".to_owned())]
+    );
+    // The server's `retry: 50` replaced the 3 s default.
+    assert!(
+        started.elapsed() < Duration::from_secs(2),
+        "{:?}",
+        started.elapsed()
+    );
+}
+
+#[tokio::test]
+async fn refusals_are_the_subscribe_error() {
+    let (addr, _) = server().await;
+    let client = client(addr);
+    let err = client
+        .stream("live.missing", Value::Null, None)
+        .await
+        .unwrap_err();
+    assert!(err.is_http(), "{err}");
+    assert_eq!(err.status_code(), 404);
+    assert_eq!(
+        err.http_error().unwrap().data,
+        json!({ "error": "no such stream" })
+    );
+    assert_eq!(err.endpoint(), Some("live.missing"));
+
+    let err = client
+        .stream("live.plain", Value::Null, None)
+        .await
+        .unwrap_err();
+    assert!(err.is_protocol(), "{err}");
+    assert!(err.to_string().contains("text/plain"), "{err}");
+
+    let err = client
+        .stream("live.nope", Value::Null, None)
+        .await
+        .unwrap_err();
+    assert!(err.is_configuration(), "{err}");
+}
+
+#[tokio::test]
+async fn no_content_ends_the_stream_without_events() {
+    let (addr, _) = server().await;
+    let mut events = client(addr)
+        .stream("live.nothing", Value::Null, None)
+        .await
+        .unwrap();
+    assert!(next(&mut events).await.is_none());
+}
+
+#[tokio::test]
+async fn data_that_does_not_parse_is_one_error_then_the_stream_goes_on() {
+    let (addr, _) = server().await;
+    let mut events = typed(&client(addr), "bad").await;
+    let err = next(&mut events).await.unwrap().unwrap_err();
+    assert!(err.is_decode(), "{err}");
+    assert_eq!(
+        next(&mut events).await.unwrap().unwrap().data,
+        Tick { n: 2 }
+    );
+    assert!(next(&mut events).await.is_none());
+}
+
+#[tokio::test]
+async fn a_courier_error_frame_ends_the_stream_with_its_message() {
+    let (addr, _) = server().await;
+    let mut events = typed(&client(addr), "failing").await;
+    assert_eq!(
+        next(&mut events).await.unwrap().unwrap().data,
+        Tick { n: 1 }
+    );
+    let err = next(&mut events).await.unwrap().unwrap_err();
+    assert!(err.is_closed(), "{err}");
+    assert_eq!(err.close().unwrap().reason, "STREAM_FAILED: gone");
+    assert!(next(&mut events).await.is_none());
+}
+
+#[tokio::test]
+async fn the_signal_ends_it_and_dropping_it_closes_the_connection() {
+    let (addr, seen) = server().await;
+    let client = client(addr);
+    let signal = CancellationToken::new();
+    let options = CallOptions::new().signal(signal.clone());
+    let mut events = client
+        .stream("live.forever", Value::Null, Some(&options))
+        .await
+        .unwrap();
+    assert!(next(&mut events).await.unwrap().is_ok());
+    signal.cancel();
+    let err = next(&mut events).await.unwrap().unwrap_err();
+    assert!(err.is_cancelled(), "{err}");
+    assert!(next(&mut events).await.is_none());
+    drop(events);
+    tokio::time::timeout(Duration::from_secs(10), seen.dropped.notified())
+        .await
+        .expect("the server saw the connection close");
+
+    let mut events = client
+        .stream("live.forever", Value::Null, None)
+        .await
+        .unwrap();
+    assert!(next(&mut events).await.unwrap().is_ok());
+    let closed = seen.dropped.notified();
+    drop(events);
+    tokio::time::timeout(Duration::from_secs(10), closed)
+        .await
+        .expect("dropping the subscription closed the connection");
+}
+
+#[tokio::test]
+async fn the_opening_request_goes_through_the_layer_stack() {
+    let (addr, _) = server().await;
+    let api = ApiDef::builder()
+        .base_url(format!("http://{addr}"))
+        .header("x-api-key", "secret")
+        .group(
+            "live",
+            GroupDef::new().endpoint("headers", StreamEndpoint::get("/headers")),
+        )
+        .build()
+        .unwrap();
+    let auth = AuthLayer::new(|| async { Ok::<_, std::convert::Infallible>("t0k".to_owned()) });
+    let client = Client::builder(api)
+        .middleware(Middleware::new("auth", auth))
+        .build()
+        .unwrap();
+    let mut events = client
+        .stream("live.headers", Value::Null, None)
+        .await
+        .unwrap();
+    let seen = next(&mut events).await.unwrap().unwrap().data;
+    assert_eq!(
+        seen,
+        json!({ "accept": "text/event-stream", "x-api-key": "secret", "authorization": "Bearer t0k" })
+    );
+}
+
+#[tokio::test]
+async fn an_implemented_stream_runs_in_process() {
+    use courier_core::{StreamHandler, StreamRequest};
+    let handler = StreamHandler::new(|request: StreamRequest| {
+        let every = request.variables["every"].as_u64().unwrap_or(1);
+        stream::iter(
+            (1..=3).map(move |n| Ok(Event::new(json!({ "n": n * every })).id(n.to_string()))),
+        )
+    });
+    let api = ApiDef::builder()
+        .group(
+            "live",
+            GroupDef::new().endpoint("local", StreamEndpoint::implement(handler)),
+        )
+        .build()
+        .unwrap();
+    let client = Client::new(api).unwrap();
+    let events = client
+        .stream("live.local", json!({ "every": 10 }), None)
+        .await
+        .unwrap();
+    let got: Vec<(Value, Option<String>)> = events
+        .map(|e| {
+            let e = e.unwrap();
+            (e.data, e.id)
+        })
+        .collect()
+        .await;
+    assert_eq!(
+        got,
+        [
+            (json!({ "n": 10 }), Some("1".into())),
+            (json!({ "n": 20 }), Some("2".into())),
+            (json!({ "n": 30 }), Some("3".into())),
+        ]
+    );
+}
