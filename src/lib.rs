@@ -56,6 +56,10 @@ pub use courier_client::{
 /// context layer.
 pub use courier_layers as layers;
 
+pub use courier_client::{sse, ws};
+
+pub use courier_server as server;
+
 /// The typed API: `Api<T>` is a built source of shape `T`; `#[derive(Api)]` implements `T`.
 pub use courier_core::typed::Api;
 /// Derives [`typed::ApiSpec`] for a struct of groups: registration and the root client.

@@ -104,6 +104,32 @@ async fn slow() -> Json<Value> {
     Json(json!("too late"))
 }
 
+/// Five events, then the end.
+async fn events() -> impl IntoResponse {
+    use axum::response::sse::{Event, Sse};
+    let events = futures_util::stream::iter((1..=5).map(|n| {
+        Ok::<_, std::convert::Infallible>(Event::default().data(format!("{{\"n\":{n}}}")))
+    }));
+    Sse::new(events)
+}
+
+/// Echoes each message with the room's id.
+async fn room(
+    Path(id): Path<String>,
+    upgrade: axum::extract::ws::WebSocketUpgrade,
+) -> impl IntoResponse {
+    use axum::extract::ws::Message;
+    upgrade.on_upgrade(move |mut socket| async move {
+        while let Some(Ok(Message::Text(text))) = socket.recv().await {
+            let message: Value = serde_json::from_str(text.as_str()).unwrap();
+            let echo = json!({ "room": id, "echo": message }).to_string();
+            if socket.send(Message::Text(echo.into())).await.is_err() {
+                return;
+            }
+        }
+    })
+}
+
 async fn backend() -> (SocketAddr, Seen) {
     let seen = Seen::default();
     let app = Router::new()
@@ -113,6 +139,8 @@ async fn backend() -> (SocketAddr, Seen) {
         .route("/boom", get(boom))
         .route("/garbled", get(garbled))
         .route("/slow", get(slow))
+        .route("/users/events", get(events))
+        .route("/users/rooms/{id}", get(room))
         .with_state(seen.clone());
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
@@ -527,22 +555,52 @@ async fn a_missing_path_parameter() {
     assert!(seen.all().is_empty(), "nothing was sent");
 }
 
+fn json_lines(run: &Run) -> Vec<Value> {
+    assert_eq!(run.code, Some(0), "stderr: {}", run.stderr);
+    assert!(run.stderr.is_empty(), "stderr: {}", run.stderr);
+    run.stdout
+        .lines()
+        .map(|line| serde_json::from_str(line).expect("a JSON line"))
+        .collect()
+}
+
 #[tokio::test]
-async fn streams_and_channels_are_refused_for_now() {
+async fn a_stream_prints_each_events_data_until_it_ends_or_max_events() {
     let (addr, _seen) = backend().await;
     let (_dir, file) = config(addr);
+    let run = call(&file, &["demo", "users.events"]).await;
+    let all: Vec<Value> = (1..=5).map(|n| json!({ "n": n })).collect();
+    assert_eq!(json_lines(&run), all);
     let run = call(&file, &["demo", "users.events", "--max-events", "3"]).await;
-    let report = run.configuration("INVALID_OPTION");
+    assert_eq!(json_lines(&run), all[..3]);
+}
+
+#[tokio::test]
+async fn a_channel_sends_stdin_lines_and_prints_each_message() {
+    let (addr, _seen) = backend().await;
+    let (_dir, file) = config(addr);
+    let file = file.to_str().unwrap();
+    let args = [
+        "call",
+        "--config",
+        file,
+        "demo",
+        "users.room",
+        r#"{"id": "r1"}"#,
+        "--max-events",
+        "2",
+    ];
+    let run = courier(&args, Some("{\"text\": \"a\"}\n\n\"b\"\n")).await;
     assert_eq!(
-        report["message"],
-        "INVALID_OPTION: `users.events` is a stream; `courier call` on streams and channels comes with the stream and channel clients"
+        json_lines(&run),
+        [
+            json!({ "room": "r1", "echo": { "text": "a" } }),
+            json!({ "room": "r1", "echo": "b" }),
+        ]
     );
-    let run = call(&file, &["demo", "users.room", r#"{"id": "r1"}"#]).await;
-    let report = run.configuration("INVALID_OPTION");
-    assert!(
-        message(&report).contains("`users.room` is a channel;"),
-        "{report}"
-    );
+    // A line that is not JSON is a configuration error, and nothing more is sent.
+    let run = courier(&args, Some("{nope\n")).await;
+    run.configuration("CONFIG_INVALID");
 }
 
 #[tokio::test]

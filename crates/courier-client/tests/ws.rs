@@ -414,3 +414,56 @@ async fn dropping_the_connection_closes_the_socket() {
         Some(1000)
     );
 }
+
+#[tokio::test]
+async fn an_implemented_channel_is_joined_in_process() {
+    use courier_core::{ChannelHandler, ChannelHandlers, Peer};
+    let echo = ChannelHandlers::on_message(|peer: Arc<dyn Peer>, message: Value| async move {
+        peer.publish(json!({ "echo": message, "topic": peer.topic() }))
+    });
+    let ticks = ChannelHandler::push(|_| {
+        futures_util::stream::iter((1..=3).map(|n| Ok::<_, courier_core::BoxError>(json!(n))))
+    });
+    let api = ApiDef::builder()
+        .group(
+            "local",
+            GroupDef::new()
+                .endpoint(
+                    "echo",
+                    ChannelEndpoint::implement(ChannelHandler::Duplex(echo)),
+                )
+                .endpoint("ticks", ChannelEndpoint::implement(ticks)),
+        )
+        .build()
+        .unwrap();
+    let client = Client::new(api.clone()).unwrap();
+
+    let mut a = client
+        .channel("local.echo", json!("room"), None)
+        .await
+        .unwrap();
+    let mut b = client
+        .channel("local.echo", json!("room"), None)
+        .await
+        .unwrap();
+    a.send(json!("hi")).unwrap();
+    let expected = json!({ "echo": "hi", "topic": "\"room\"" });
+    assert_eq!(
+        within("a's copy", a.next()).await.unwrap().unwrap(),
+        expected
+    );
+    assert_eq!(
+        within("b's copy", b.next()).await.unwrap().unwrap(),
+        expected
+    );
+
+    let ticks: Vec<Value> = client
+        .channel("local.ticks", Value::Null, None)
+        .await
+        .unwrap()
+        .map(|m| m.unwrap())
+        .collect()
+        .await;
+    assert_eq!(ticks, [json!(1), json!(2), json!(3)]);
+    assert_eq!(api.hub().running(), 0);
+}

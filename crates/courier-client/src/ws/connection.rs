@@ -3,6 +3,7 @@
 use crate::caller::Client;
 use crate::error::Error;
 use courier_core::encode::Variables;
+use courier_core::live::{JoinOptions, Member, Outbound};
 use courier_core::CancellationToken;
 use courier_core::{
     CallOptions, ChannelDispatch, ChannelSource, HttpCallRequest, IntoVariables, ResolvedEndpoint,
@@ -550,6 +551,57 @@ async fn session(
     }
 }
 
+/// The in-process counterpart of [`run`]: a hub member of a channel this process implements.
+/// Its close codes end the connection (there is no socket to reconnect): 1000 quietly, any
+/// other with an [`Error::is_closed`] item.
+async fn run_local(
+    mut member: Member,
+    shared: Arc<Shared>,
+    incoming: mpsc::Sender<Incoming>,
+    state: watch::Sender<ConnectionState>,
+    stop: CancellationToken,
+) {
+    loop {
+        while let Some(text) = shared.front() {
+            shared.pop();
+            let sent = match serde_json::from_str::<Value>(&text) {
+                Ok(message) => member.send(message).await,
+                Err(e) => Err(e.into()),
+            };
+            if let Err(e) = sent {
+                let failed = Error::closed(1011, e.to_string());
+                if incoming.send(Incoming::Failed(failed)).await.is_err() {
+                    break;
+                }
+            }
+        }
+        tokio::select! {
+            biased;
+            () = stop.cancelled() => break,
+            () = shared.queued.notified() => {}
+            out = member.recv() => match out {
+                Some(Outbound::Message { data }) => {
+                    if incoming.send(Incoming::Message(data.to_string())).await.is_err() {
+                        break;
+                    }
+                }
+                Some(Outbound::Close { code, reason }) => {
+                    if code != 1000 {
+                        let _ = incoming.send(Incoming::Failed(Error::closed(code, reason))).await;
+                    }
+                    break;
+                }
+                None => break,
+            },
+        }
+    }
+    shared.close();
+    let _ = state.send(ConnectionState::Closed);
+    if let Err(e) = member.leave().await {
+        tracing::warn!(error = %e, "a channel's on_leave failed");
+    }
+}
+
 /// The wait before reconnection attempt `attempt` (from 1): exponential from `initial_ms`,
 /// at most `max_ms`, drawn at random below that when `jitter` is on.
 fn backoff(ws: &WsOptions, attempt: u32) -> Duration {
@@ -643,13 +695,49 @@ impl Client {
             .at(&*path)
             .into());
         };
+        let shared = Arc::new(Shared {
+            queue: Mutex::new(Queue {
+                messages: VecDeque::new(),
+                bytes: 0,
+                closed: false,
+            }),
+            queued: Notify::new(),
+            max_count: self.ws_options().message_queue.max_count,
+            max_bytes: self.ws_options().message_queue.max_bytes,
+            max_message: self.ws_options().max_message_size,
+        });
+        let (incoming, receiver) = mpsc::channel(INCOMING);
+        let (state, watching) = watch::channel(ConnectionState::Open);
+        let stop = CancellationToken::new();
+        let connection = Connection {
+            incoming: receiver,
+            shared: Arc::clone(&shared),
+            state: watching,
+            alive: Arc::new(Alive(stop.clone())),
+            endpoint: Arc::clone(&path),
+            _types: PhantomData,
+        };
         if let ChannelSource::Implemented(_) = channel.source() {
-            return Err(courier_core::ConfigurationError::new(
-                courier_core::ErrorCode::InvalidOption,
-                format!("`{path}` is served by this process; join it through courier-server's hub"),
-            )
-            .at(&*path)
-            .into());
+            let variables = match variables {
+                Variables::None => Value::Null,
+                Variables::Json(value) => value,
+                Variables::Form(_) => {
+                    return Err(courier_core::ConfigurationError::new(
+                        courier_core::ErrorCode::InvalidOption,
+                        "a channel's variables are JSON, not a form",
+                    )
+                    .into())
+                }
+            };
+            let options = JoinOptions::default().buffer(INCOMING);
+            let member = self
+                .api()
+                .hub()
+                .join(&path, channel, variables, options)
+                .await
+                .map_err(|e| Error::closed(1008, e.to_string()))?;
+            tokio::spawn(run_local(member, shared, incoming, state, stop));
+            return Ok(connection);
         }
         let ws = self.ws_options().clone();
         let dialer = Dialer {
@@ -660,35 +748,7 @@ impl Client {
             ws,
         };
         let socket = dialer.dial().await?;
-        let shared = Arc::new(Shared {
-            queue: Mutex::new(Queue {
-                messages: VecDeque::new(),
-                bytes: 0,
-                closed: false,
-            }),
-            queued: Notify::new(),
-            max_count: dialer.ws.message_queue.max_count,
-            max_bytes: dialer.ws.message_queue.max_bytes,
-            max_message: dialer.ws.max_message_size,
-        });
-        let (incoming, receiver) = mpsc::channel(INCOMING);
-        let (state, watching) = watch::channel(ConnectionState::Open);
-        let stop = CancellationToken::new();
-        tokio::spawn(run(
-            dialer,
-            socket,
-            Arc::clone(&shared),
-            incoming,
-            state,
-            stop.clone(),
-        ));
-        Ok(Connection {
-            incoming: receiver,
-            shared,
-            state: watching,
-            alive: Arc::new(Alive(stop)),
-            endpoint: path,
-            _types: PhantomData,
-        })
+        tokio::spawn(run(dialer, socket, shared, incoming, state, stop));
+        Ok(connection)
     }
 }

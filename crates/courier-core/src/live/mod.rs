@@ -1,1 +1,33 @@
-//! Serving channels: the topic bus and the hub that runs implemented channels for their subscribers.
+//! Serving channels: the [`TopicBus`] that carries a topic's messages and the [`Hub`] that runs
+//! implemented channels for their subscribers.
+//!
+//! Transport-agnostic: `courier-server` puts each member on a WebSocket, a `Caller` joins
+//! in process; both go through the same hub (the one the [`ApiDef`](crate::ApiDef) carries).
+//!
+//! ```
+//! use courier_core::live::{Hub, JoinOptions, Outbound};
+//! use courier_core::ChannelEndpoint;
+//! use courier_core::ChannelHandler;
+//! use serde_json::{json, Value};
+//!
+//! # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+//! let ticker = ChannelEndpoint::implement(ChannelHandler::push(|request| {
+//!     let room = request.topic.clone();
+//!     futures_util::stream::iter((1..=2).map(move |n| Ok::<_, courier_core::BoxError>(json!({ "room": room, "n": n }))))
+//! }));
+//! let hub = Hub::local();
+//! let mut member = hub.join("rooms.ticker", &ticker, json!("lobby"), JoinOptions::default()).await.unwrap();
+//! assert_eq!(member.recv().await, Some(Outbound::Message { data: json!({ "room": "\"lobby\"", "n": 1 }) }));
+//! assert_eq!(member.recv().await, Some(Outbound::Message { data: json!({ "room": "\"lobby\"", "n": 2 }) }));
+//! assert!(matches!(member.recv().await, Some(Outbound::Close { code: 1000, .. })));
+//! assert_eq!(member.recv().await, None);
+//! # });
+//! ```
+
+mod bus;
+mod hub;
+#[cfg(test)]
+mod tests;
+
+pub use self::bus::{BusStream, Lagged, LocalBus, Outbound, TopicBus};
+pub use self::hub::{Hub, JoinError, JoinOptions, Member, NotAccepted};

@@ -172,3 +172,164 @@ impl ChannelHead {
         Channel::from_def(ChannelEndpoint::implement(handler))
     }
 }
+
+/// One subscriber of a two-way channel served here, typed: its variables `V`, and messages `R`
+/// sent to it alone or to its whole topic.
+pub struct ChannelPeer<R, V> {
+    peer: std::sync::Arc<dyn crate::Peer>,
+    variables: V,
+    _message: PhantomData<fn(R)>,
+}
+
+impl<R: Serialize, V> ChannelPeer<R, V> {
+    /// The subscriber's variables.
+    pub fn variables(&self) -> &V {
+        &self.variables
+    }
+
+    /// The subscriber's topic key.
+    pub fn topic(&self) -> &str {
+        self.peer.topic()
+    }
+
+    /// Sends `message` to this subscriber alone.
+    ///
+    /// # Errors
+    ///
+    /// When the message does not serialize, the subscriber has left, or its buffer is full.
+    pub fn send(&self, message: &R) -> Result<(), BoxError> {
+        self.peer.send(serde_json::to_value(message)?)
+    }
+
+    /// Sends `message` to every subscriber of the topic, this one included.
+    ///
+    /// # Errors
+    ///
+    /// When the message does not serialize.
+    pub fn publish(&self, message: &R) -> Result<(), BoxError> {
+        self.peer.publish(serde_json::to_value(message)?)
+    }
+}
+
+impl<R, V: fmt::Debug> fmt::Debug for ChannelPeer<R, V> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ChannelPeer")
+            .field("variables", &self.variables)
+            .field("topic", &self.peer.topic())
+            .finish()
+    }
+}
+
+fn typed_peer<R, V: DeserializeOwned>(
+    peer: std::sync::Arc<dyn crate::Peer>,
+) -> Result<ChannelPeer<R, V>, BoxError> {
+    let variables = serde_json::from_value(peer.variables().clone())?;
+    Ok(ChannelPeer {
+        peer,
+        variables,
+        _message: PhantomData,
+    })
+}
+
+/// The typed handlers of a two-way channel served here: `on_message` for each message `S` a
+/// subscriber sends, and optionally `on_join` (an error refuses the subscriber) and
+/// `on_leave`. Variables that do not parse as `V` refuse the subscriber.
+pub struct ChannelHandlers<R, V, S> {
+    inner: crate::ChannelHandlers,
+    _types: PhantomData<fn(V, S) -> R>,
+}
+
+impl<R, V, S> ChannelHandlers<R, V, S>
+where
+    R: Serialize + 'static,
+    V: DeserializeOwned + Send + 'static,
+    S: DeserializeOwned + 'static,
+{
+    /// Handlers with `on_message`.
+    pub fn on_message<F, Fut>(f: F) -> Self
+    where
+        F: Fn(ChannelPeer<R, V>, S) -> Fut + Send + Sync + 'static,
+        Fut: std::future::Future<Output = Result<(), BoxError>> + Send + 'static,
+    {
+        let f = std::sync::Arc::new(f);
+        let inner = crate::ChannelHandlers::on_message(move |peer, message| {
+            let f = f.clone();
+            async move {
+                let peer = typed_peer::<R, V>(peer)?;
+                let message: S = serde_json::from_value(message)?;
+                f(peer, message).await
+            }
+        });
+        Self {
+            inner,
+            _types: PhantomData,
+        }
+    }
+
+    /// Runs `f` when a subscriber joins; an error refuses it.
+    #[must_use]
+    pub fn on_join<F, Fut>(mut self, f: F) -> Self
+    where
+        F: Fn(ChannelPeer<R, V>) -> Fut + Send + Sync + 'static,
+        Fut: std::future::Future<Output = Result<(), BoxError>> + Send + 'static,
+    {
+        self.inner = self.inner.on_join(peer_handler(f));
+        self
+    }
+
+    /// Runs `f` once when a subscriber leaves.
+    #[must_use]
+    pub fn on_leave<F, Fut>(mut self, f: F) -> Self
+    where
+        F: Fn(ChannelPeer<R, V>) -> Fut + Send + Sync + 'static,
+        Fut: std::future::Future<Output = Result<(), BoxError>> + Send + 'static,
+    {
+        self.inner = self.inner.on_leave(peer_handler(f));
+        self
+    }
+}
+
+fn peer_handler<R, V, F, Fut>(f: F) -> crate::PeerHandler
+where
+    R: 'static,
+    V: DeserializeOwned + Send + 'static,
+    F: Fn(ChannelPeer<R, V>) -> Fut + Send + Sync + 'static,
+    Fut: std::future::Future<Output = Result<(), BoxError>> + Send + 'static,
+{
+    let f = std::sync::Arc::new(f);
+    crate::PeerHandler::new(move |peer| {
+        let f = f.clone();
+        async move { f(typed_peer::<R, V>(peer)?).await }
+    })
+}
+
+impl<R, V, S> fmt::Debug for ChannelHandlers<R, V, S> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_tuple("ChannelHandlers").field(&self.inner).finish()
+    }
+}
+
+impl ChannelHead {
+    /// A two-way channel served here, with typed handlers.
+    ///
+    /// ```
+    /// use courier_core::typed::{channel, Channel, ChannelHandlers, ChannelPeer};
+    /// # #[derive(serde::Serialize, serde::Deserialize)] struct Said { text: String }
+    /// # #[derive(serde::Serialize, serde::Deserialize)] struct Say { text: String }
+    /// let room: Channel<Said, String, Say> = channel().implement_handlers(
+    ///     ChannelHandlers::on_message(|peer: ChannelPeer<Said, String>, say: Say| async move {
+    ///         peer.publish(&Said { text: say.text })
+    ///     })
+    ///     .on_join(|peer: ChannelPeer<Said, String>| async move { peer.send(&Said { text: format!("welcome to {}", peer.variables()) }) }),
+    /// );
+    /// # let _ = room;
+    /// ```
+    pub fn implement_handlers<R, V, S>(
+        self,
+        handlers: ChannelHandlers<R, V, S>,
+    ) -> Channel<R, V, S> {
+        Channel::from_def(ChannelEndpoint::implement(ChannelHandler::Duplex(
+            handlers.inner,
+        )))
+    }
+}

@@ -24,7 +24,7 @@ mod stream;
 mod view;
 
 pub use self::api::{Api, ApiMember, ApiSpec};
-pub use self::channel::{channel, Channel, ChannelHead, NoSend};
+pub use self::channel::{channel, Channel, ChannelHandlers, ChannelHead, ChannelPeer, NoSend};
 pub use self::group::{Group, GroupMember, GroupSpec, Member};
 pub use self::http::{endpoint, EndpointHead, Http, HttpKind, Mutation, Query};
 pub use self::stream::{stream, Stream, StreamHead};

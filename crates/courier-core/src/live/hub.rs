@@ -1,0 +1,435 @@
+//! The hub: runs implemented channels for their subscribers, whatever carries them (a
+//! WebSocket served by `courier-server`, or an in-process connection of a `Caller`).
+
+use super::bus::{BusStream, LocalBus, Outbound, TopicBus};
+use crate::body::BoxError;
+use crate::tree::endpoint::{
+    ChannelEndpoint, ChannelHandler, ChannelHandlers, ChannelRequest, ChannelSource, Peer,
+};
+use futures_util::StreamExt;
+use serde_json::Value;
+use std::collections::HashMap;
+use std::fmt;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, Weak};
+use tokio::sync::mpsc;
+
+/// How a subscriber joins: its buffer.
+#[derive(Clone, Copy, Debug)]
+#[non_exhaustive]
+pub struct JoinOptions {
+    /// Messages kept for the subscriber while it has not read them; past that it is dropped
+    /// with close code 1013. Default 256.
+    pub buffer: usize,
+}
+
+impl Default for JoinOptions {
+    fn default() -> Self {
+        Self { buffer: 256 }
+    }
+}
+
+impl JoinOptions {
+    /// Sets the buffer.
+    #[must_use]
+    pub fn buffer(mut self, messages: usize) -> Self {
+        self.buffer = messages.max(1);
+        self
+    }
+}
+
+/// Why a subscriber could not join.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum JoinError {
+    /// The channel is not implemented by this process (`.connect()` / `.via()`).
+    NotServedHere,
+    /// The channel's `on_join` refused the subscriber.
+    Refused(BoxError),
+}
+
+impl fmt::Display for JoinError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::NotServedHere => f.write_str("the channel is not implemented by this process"),
+            Self::Refused(e) => write!(f, "the channel refused the subscriber: {e}"),
+        }
+    }
+}
+
+impl std::error::Error for JoinError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            Self::Refused(e) => Some(&**e),
+            Self::NotServedHere => None,
+        }
+    }
+}
+
+/// A channel that takes no messages was sent one.
+#[derive(Debug)]
+pub struct NotAccepted;
+
+impl fmt::Display for NotAccepted {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("this channel takes no messages (it has no `.send()`)")
+    }
+}
+
+impl std::error::Error for NotAccepted {}
+
+/// Runs implemented channels for their subscribers over a [`TopicBus`].
+///
+/// Subscribers share a topic by the channel's `.topic(key)` (all its variables when unset).
+/// A push-only channel's handler runs once per topic while the topic has subscribers: the first
+/// to join starts it, the last to leave stops it, and each message it yields goes to every
+/// subscriber of the topic; when it ends they get close code 1000, when it fails 1011. A
+/// two-way channel runs `on_join` when a subscriber joins (an error refuses it), `on_message`
+/// for each message it sends, and `on_leave` once when it goes; its handlers reach one
+/// subscriber with `Peer::send` and the whole topic with `Peer::publish`.
+///
+/// Every subscriber has a bounded buffer ([`JoinOptions::buffer`]); one that falls further
+/// behind is handed close code 1013 and dropped, so memory never grows without bound.
+///
+/// An [`ApiDef`](crate::ApiDef) carries one, made when it is built (on the bus of
+/// [`ApiBuilder::topic_bus`](crate::ApiBuilder::topic_bus), a [`LocalBus`] by default), so a
+/// server and in-process callers built from clones of one definition share topics.
+#[derive(Clone)]
+pub struct Hub {
+    inner: Arc<HubInner>,
+}
+
+struct HubInner {
+    bus: Arc<dyn TopicBus>,
+    pushes: Mutex<HashMap<String, Weak<PushRun>>>,
+}
+
+impl Hub {
+    /// A hub over `bus`.
+    pub fn new(bus: impl TopicBus) -> Self {
+        Self::from_arc(Arc::new(bus))
+    }
+
+    /// A hub over a shared bus.
+    pub fn from_arc(bus: Arc<dyn TopicBus>) -> Self {
+        Self {
+            inner: Arc::new(HubInner {
+                bus,
+                pushes: Mutex::new(HashMap::new()),
+            }),
+        }
+    }
+
+    /// A hub over a new [`LocalBus`].
+    pub fn local() -> Self {
+        Self::new(LocalBus::new())
+    }
+
+    /// Push handlers running now, one per topic with subscribers.
+    pub fn running(&self) -> usize {
+        self.pushes()
+            .values()
+            .filter(|run| {
+                run.upgrade()
+                    .is_some_and(|r| !r.finished.load(Ordering::SeqCst))
+            })
+            .count()
+    }
+
+    fn pushes(&self) -> std::sync::MutexGuard<'_, HashMap<String, Weak<PushRun>>> {
+        self.inner.pushes.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Joins the channel `endpoint` (at dotted path `path`) with `variables`.
+    ///
+    /// # Errors
+    ///
+    /// [`JoinError::NotServedHere`] for a channel another process serves;
+    /// [`JoinError::Refused`] when its `on_join` fails.
+    pub async fn join(
+        &self,
+        path: &str,
+        endpoint: &ChannelEndpoint,
+        variables: Value,
+        options: JoinOptions,
+    ) -> Result<Member, JoinError> {
+        let ChannelSource::Implemented(handler) = endpoint.source() else {
+            return Err(JoinError::NotServedHere);
+        };
+        let key = endpoint.topic_spec().key(&variables);
+        let topic = format!("{path}\u{1f}{key}");
+        let buffer = options.buffer.max(1);
+        // Subscribe before anything can be published, so nothing is missed.
+        let bus = self.inner.bus.subscribe(&topic, buffer);
+        let (direct, inbox) = mpsc::channel(buffer);
+        let peer = Arc::new(Subscriber {
+            variables: variables.clone(),
+            key: key.clone(),
+            bus_topic: topic.clone(),
+            bus: Arc::clone(&self.inner.bus),
+            direct,
+            slow: AtomicBool::new(false),
+        });
+        let mut member = Member {
+            peer,
+            bus,
+            inbox,
+            handlers: None,
+            push: None,
+            buffer,
+            left: false,
+            over: false,
+        };
+        match handler {
+            ChannelHandler::Push(push) => {
+                let request = ChannelRequest::new(variables, key);
+                member.push = Some(self.push_run(&topic, || push(request)));
+            }
+            ChannelHandler::Duplex(handlers) => {
+                if let Some(on_join) = &handlers.on_join {
+                    let peer: Arc<dyn Peer> = member.peer.clone();
+                    on_join.call(peer).await.map_err(JoinError::Refused)?;
+                }
+                member.handlers = Some(handlers.clone());
+            }
+        }
+        Ok(member)
+    }
+
+    /// The topic's running push handler, started with `start` when none runs.
+    fn push_run(
+        &self,
+        topic: &str,
+        start: impl FnOnce() -> crate::tree::endpoint::MessageStream,
+    ) -> Arc<PushRun> {
+        let mut pushes = self.pushes();
+        if let Some(run) = pushes.get(topic).and_then(Weak::upgrade) {
+            if !run.finished.load(Ordering::SeqCst) {
+                return run;
+            }
+        }
+        let mut messages = start();
+        let bus = Arc::clone(&self.inner.bus);
+        let finished = Arc::new(AtomicBool::new(false));
+        let done = Arc::clone(&finished);
+        let name = topic.to_owned();
+        let task = tokio::spawn(async move {
+            let close = loop {
+                match messages.next().await {
+                    Some(Ok(data)) => bus.publish(&name, Outbound::Message { data }),
+                    Some(Err(e)) => {
+                        break Outbound::Close {
+                            code: 1011,
+                            reason: e.to_string(),
+                        }
+                    }
+                    None => {
+                        break Outbound::Close {
+                            code: 1000,
+                            reason: "the channel ended".to_owned(),
+                        }
+                    }
+                }
+            };
+            done.store(true, Ordering::SeqCst);
+            bus.publish(&name, close);
+        });
+        let run = Arc::new(PushRun {
+            task: task.abort_handle(),
+            finished,
+        });
+        pushes.retain(|_, run| run.strong_count() > 0);
+        pushes.insert(topic.to_owned(), Arc::downgrade(&run));
+        run
+    }
+}
+
+impl Default for Hub {
+    fn default() -> Self {
+        Self::local()
+    }
+}
+
+impl fmt::Debug for Hub {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Hub")
+            .field("running", &self.running())
+            .finish_non_exhaustive()
+    }
+}
+
+/// A push handler running for a topic; stopped when its last subscriber drops it.
+struct PushRun {
+    task: tokio::task::AbortHandle,
+    finished: Arc<AtomicBool>,
+}
+
+impl Drop for PushRun {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
+/// One subscriber, as the channel's handlers see it.
+struct Subscriber {
+    variables: Value,
+    key: String,
+    /// The bus topic: the channel's path and the key.
+    bus_topic: String,
+    bus: Arc<dyn TopicBus>,
+    direct: mpsc::Sender<Outbound>,
+    /// Set when a message for this subscriber alone did not fit its buffer.
+    slow: AtomicBool,
+}
+
+impl Peer for Subscriber {
+    fn variables(&self) -> &Value {
+        &self.variables
+    }
+
+    fn topic(&self) -> &str {
+        &self.key
+    }
+
+    fn send(&self, message: Value) -> Result<(), BoxError> {
+        match self.direct.try_send(Outbound::Message { data: message }) {
+            Ok(()) => Ok(()),
+            Err(mpsc::error::TrySendError::Full(_)) => {
+                self.slow.store(true, Ordering::SeqCst);
+                Err("the subscriber is too slow: its buffer is full".into())
+            }
+            Err(mpsc::error::TrySendError::Closed(_)) => Err("the subscriber has left".into()),
+        }
+    }
+
+    fn publish(&self, message: Value) -> Result<(), BoxError> {
+        self.bus
+            .publish(&self.bus_topic, Outbound::Message { data: message });
+        Ok(())
+    }
+}
+
+/// A subscriber's membership of a channel: what it is handed ([`Member::recv`]) and what it
+/// sends ([`Member::send`]). Dropping it leaves the channel (running `on_leave` on the tokio
+/// runtime); [`Member::leave`] does the same and waits for `on_leave`.
+pub struct Member {
+    peer: Arc<Subscriber>,
+    bus: BusStream,
+    inbox: mpsc::Receiver<Outbound>,
+    handlers: Option<ChannelHandlers>,
+    push: Option<Arc<PushRun>>,
+    buffer: usize,
+    left: bool,
+    over: bool,
+}
+
+impl Member {
+    /// The subscriber's topic key.
+    pub fn topic(&self) -> &str {
+        &self.peer.key
+    }
+
+    /// Whether the channel takes messages from subscribers.
+    pub fn accepts_messages(&self) -> bool {
+        self.handlers.is_some()
+    }
+
+    /// The next message for the subscriber; after an [`Outbound::Close`], `None`.
+    pub async fn recv(&mut self) -> Option<Outbound> {
+        if self.over {
+            return None;
+        }
+        let next = if self.peer.slow.load(Ordering::SeqCst) {
+            self.too_slow()
+        } else {
+            tokio::select! {
+                biased;
+                Some(message) = self.inbox.recv() => message,
+                message = self.bus.next() => match message {
+                    Some(Ok(message)) => message,
+                    Some(Err(_lagged)) => self.too_slow(),
+                    None => Outbound::Close { code: 1001, reason: "the topic closed".to_owned() },
+                },
+            }
+        };
+        if matches!(next, Outbound::Close { .. }) {
+            self.over = true;
+            // Leave the topic now: a closed subscriber holds nothing.
+            self.bus = Box::pin(futures_util::stream::empty());
+            self.push = None;
+        }
+        Some(next)
+    }
+
+    fn too_slow(&self) -> Outbound {
+        Outbound::Close {
+            code: 1013,
+            reason: format!(
+                "subscriber too slow: more than {} messages buffered",
+                self.buffer
+            ),
+        }
+    }
+
+    /// Hands a message from the subscriber to the channel's `on_message`.
+    ///
+    /// # Errors
+    ///
+    /// [`NotAccepted`] on a push-only channel; the handler's own error.
+    pub fn send(
+        &self,
+        message: Value,
+    ) -> impl std::future::Future<Output = Result<(), BoxError>> + Send + 'static {
+        let handlers = self.handlers.clone();
+        let peer: Arc<dyn Peer> = self.peer.clone();
+        async move {
+            let Some(handlers) = handlers else {
+                return Err(Box::new(NotAccepted) as BoxError);
+            };
+            (handlers.on_message)(peer, message).await
+        }
+    }
+
+    /// Leaves the channel, running `on_leave` to its end.
+    ///
+    /// # Errors
+    ///
+    /// `on_leave`'s own error.
+    pub async fn leave(mut self) -> Result<(), BoxError> {
+        self.left = true;
+        match self.handlers.as_ref().and_then(|h| h.on_leave.clone()) {
+            Some(on_leave) => {
+                let peer: Arc<dyn Peer> = self.peer.clone();
+                on_leave.call(peer).await
+            }
+            None => Ok(()),
+        }
+    }
+}
+
+impl Drop for Member {
+    fn drop(&mut self) {
+        if self.left {
+            return;
+        }
+        if let Some(on_leave) = self.handlers.as_ref().and_then(|h| h.on_leave.clone()) {
+            let peer: Arc<dyn Peer> = self.peer.clone();
+            if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+                runtime.spawn(async move {
+                    if let Err(e) = on_leave.call(peer).await {
+                        tracing::warn!(error = %e, "a channel's on_leave failed");
+                    }
+                });
+            }
+        }
+    }
+}
+
+impl fmt::Debug for Member {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Member")
+            .field("topic", &self.peer.key)
+            .field("accepts_messages", &self.accepts_messages())
+            .finish_non_exhaustive()
+    }
+}

@@ -1,0 +1,428 @@
+//! courier's serving side: the streams and channels a process implements (`.implement()`),
+//! served to browsers and other processes — streams over server-sent events, channels over
+//! WebSocket — at the proxy route's `sse` and `ws` paths.
+//!
+//! [`Live`] registers sources by name and builds an axum [`Router`]. A subscriber addresses an
+//! endpoint as the proxy's wire protocol does — `_s` (source), `_g` (group, dotted), `_m`
+//! (endpoint name), `_v` (variables, JSON) in the query — and only exposed endpoints are
+//! reachable. Frames and refusals are in `docs/PROTOCOL.md`.
+//!
+//! - **Streams**: the handler's events as `text/event-stream`, each `data` compact JSON, with
+//!   `id`, `event` and `retry` when set; `Last-Event-ID` reaches the handler
+//!   ([`StreamRequest::last_event_id`](courier_core::StreamRequest)); `: keep-alive` comments
+//!   while idle ([`Live::keep_alive`]); a handler error sends `event: error` with
+//!   `{"error":{"code":"STREAM_FAILED","message"}}` and ends the response. The response is
+//!   pulled by the connection, so a slow reader holds the handler back rather than buffering.
+//! - **Channels**: each socket joins the source's [`Hub`](courier_core::live::Hub) (the one
+//!   its `ApiDef` carries, so in-process callers share topics with
+//!   it); messages are JSON text frames both ways; a first frame
+//!   `{"type":"courier.hello",…}` is read and never handed on; a message that is not JSON
+//!   closes with 1003, a message on a channel without `.send()` with 1008, one over
+//!   [`Live::max_message_size`] with 1009; an `on_join` refusal closes with 1008 and its
+//!   reason; a subscriber that falls more than [`Live::buffer`] messages behind is closed with
+//!   1013; when a push channel ends, 1000. An `on_message` error is logged and the socket stays.
+//! - Streams and channels served by another process are not served here (404): the proxy
+//!   route forwards those.
+//!
+//! ```
+//! # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
+//! use courier_core::{ApiDef, Event, GroupDef, StreamEndpoint, StreamHandler};
+//! use courier_server::Live;
+//! use futures_util::{stream, StreamExt};
+//! use serde_json::{json, Value};
+//!
+//! let ticks = StreamHandler::new(|_request| {
+//!     stream::iter((1..=3).map(|n| Ok(Event::new(json!({ "n": n })).id(n.to_string()))))
+//! });
+//! let api = ApiDef::builder()
+//!     .group("live", GroupDef::new().expose(true).endpoint("ticks", StreamEndpoint::implement(ticks)))
+//!     .build()?;
+//! let app = Live::new().source("demo", api).into_router();
+//! let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+//! let addr = listener.local_addr()?;
+//! tokio::spawn(async move { axum::serve(listener, app).await });
+//!
+//! // Another process reads it with courier's stream client: the address is the proxy's
+//! // wire protocol, the variables fill its query.
+//! let remote = ApiDef::builder()
+//!     .base_url(format!("http://{addr}"))
+//!     .group("live", GroupDef::new().endpoint("ticks", StreamEndpoint::get("/api/sse")))
+//!     .build()?;
+//! let address = json!({ "_s": "demo", "_g": "live", "_m": "ticks" });
+//! let events = courier_client::Client::new(remote)?.stream("live.ticks", address, None).await?;
+//! let data: Vec<Value> = events.map(|e| e.unwrap().data).collect().await;
+//! assert_eq!(data, [json!({ "n": 1 }), json!({ "n": 2 }), json!({ "n": 3 })]);
+//! # Ok(()) }
+//! # tokio::runtime::Runtime::new().unwrap().block_on(demo()).unwrap();
+//! ```
+
+use axum::extract::ws::{CloseFrame, Message, WebSocket, WebSocketUpgrade};
+use axum::extract::{Query, State};
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::sse::{Event as SseEvent, KeepAlive, Sse};
+use axum::response::{IntoResponse, Response};
+use axum::routing::get;
+use axum::{Json, Router};
+use courier_core::live::{JoinOptions, Outbound};
+use courier_core::{
+    ApiDef, ChannelSource, EndpointDef, ResolvedEndpoint, StreamRequest, StreamSource,
+};
+use futures_util::StreamExt;
+use serde_json::{json, Value};
+use std::collections::HashMap;
+use std::convert::Infallible;
+use std::fmt;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// Serves the implemented streams and channels of named sources; see the [crate docs](crate).
+#[derive(Clone)]
+#[must_use]
+pub struct Live {
+    sources: HashMap<String, ApiDef>,
+    sse_path: String,
+    ws_path: String,
+    keep_alive: Duration,
+    buffer: usize,
+    max_message_size: usize,
+}
+
+impl Default for Live {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Live {
+    /// No sources yet; streams at `/api/sse`, channels at `/api/ws`, a keep-alive comment every
+    /// 15 s, a buffer of 256 messages per subscriber, messages up to 1 MiB.
+    pub fn new() -> Self {
+        Self {
+            sources: HashMap::new(),
+            sse_path: "/api/sse".to_owned(),
+            ws_path: "/api/ws".to_owned(),
+            keep_alive: Duration::from_secs(15),
+            buffer: 256,
+            max_message_size: 1024 * 1024,
+        }
+    }
+
+    /// Serves `api`'s implemented streams and channels as source `name` (the `_s` parameter).
+    pub fn source(mut self, name: impl Into<String>, api: ApiDef) -> Self {
+        self.sources.insert(name.into(), api);
+        self
+    }
+
+    /// The path of streams. Default `/api/sse`.
+    pub fn sse_path(mut self, path: impl Into<String>) -> Self {
+        self.sse_path = path.into();
+        self
+    }
+
+    /// The path of channels. Default `/api/ws`.
+    pub fn ws_path(mut self, path: impl Into<String>) -> Self {
+        self.ws_path = path.into();
+        self
+    }
+
+    /// How long a stream may stay silent before a `: keep-alive` comment. Default 15 s.
+    pub fn keep_alive(mut self, interval: Duration) -> Self {
+        self.keep_alive = interval;
+        self
+    }
+
+    /// Messages a channel subscriber may fall behind before it is closed with 1013.
+    /// Default 256.
+    pub fn buffer(mut self, messages: usize) -> Self {
+        self.buffer = messages.max(1);
+        self
+    }
+
+    /// The largest message a channel subscriber may send, in bytes. Default 1 MiB.
+    pub fn max_message_size(mut self, bytes: usize) -> Self {
+        self.max_message_size = bytes;
+        self
+    }
+
+    /// The axum router serving both paths.
+    pub fn into_router(self) -> Router {
+        let sse_path = self.sse_path.clone();
+        let ws_path = self.ws_path.clone();
+        Router::new()
+            .route(&sse_path, get(serve_stream))
+            .route(&ws_path, get(serve_channel))
+            .with_state(Arc::new(self))
+    }
+}
+
+impl fmt::Debug for Live {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut sources: Vec<&str> = self.sources.keys().map(String::as_str).collect();
+        sources.sort_unstable();
+        f.debug_struct("Live")
+            .field("sources", &sources)
+            .field("sse_path", &self.sse_path)
+            .field("ws_path", &self.ws_path)
+            .field("keep_alive", &self.keep_alive)
+            .field("buffer", &self.buffer)
+            .field("max_message_size", &self.max_message_size)
+            .finish()
+    }
+}
+
+/// A refusal: its status, and `{"error": {"code", "message"}}`.
+#[derive(Debug)]
+struct Refusal {
+    status: StatusCode,
+    code: &'static str,
+    message: String,
+}
+
+impl Refusal {
+    fn not_found(message: String) -> Self {
+        Self {
+            status: StatusCode::NOT_FOUND,
+            code: "ENDPOINT_NOT_IN_ROUTES",
+            message,
+        }
+    }
+
+    fn bad_request(message: String) -> Self {
+        Self {
+            status: StatusCode::BAD_REQUEST,
+            code: "BAD_REQUEST",
+            message,
+        }
+    }
+}
+
+impl IntoResponse for Refusal {
+    fn into_response(self) -> Response {
+        let body = json!({ "error": { "code": self.code, "message": self.message } });
+        (self.status, Json(body)).into_response()
+    }
+}
+
+/// The exposed endpoint and the variables a query addresses.
+fn address(
+    live: &Live,
+    query: &HashMap<String, String>,
+) -> Result<(ApiDef, Arc<ResolvedEndpoint>, Value), Refusal> {
+    let param = |name: &str| {
+        query
+            .get(name)
+            .ok_or_else(|| Refusal::bad_request(format!("the `{name}` parameter is missing")))
+    };
+    let source = param("_s")?;
+    let group = query.get("_g").map_or("", String::as_str);
+    let name = param("_m")?;
+    let variables = match query.get("_v") {
+        None => Value::Null,
+        Some(text) => serde_json::from_str(text)
+            .map_err(|e| Refusal::bad_request(format!("`_v` is not JSON: {e}")))?,
+    };
+    let api = live
+        .sources
+        .get(source)
+        .ok_or_else(|| Refusal::not_found(format!("there is no source `{source}`")))?;
+    let path = if group.is_empty() {
+        name.clone()
+    } else {
+        format!("{group}.{name}")
+    };
+    let endpoint = api
+        .endpoint_in(group, name)
+        .filter(|e| e.is_exposed())
+        .ok_or_else(|| Refusal::not_found(format!("`{path}` is not exposed by `{source}`")))?;
+    Ok((api.clone(), Arc::clone(endpoint), variables))
+}
+
+async fn serve_stream(
+    State(live): State<Arc<Live>>,
+    Query(query): Query<HashMap<String, String>>,
+    headers: HeaderMap,
+) -> Result<Response, Refusal> {
+    let (_, endpoint, variables) = address(&live, &query)?;
+    let handler = match endpoint.definition() {
+        EndpointDef::Stream(stream) => match stream.source() {
+            StreamSource::Implemented(handler) => handler.clone(),
+            _ => {
+                return Err(Refusal::not_found(format!(
+                    "`{}` is served by another process",
+                    endpoint.path()
+                )))
+            }
+        },
+        _ => {
+            return Err(Refusal::not_found(format!(
+                "`{}` is not a stream",
+                endpoint.path()
+            )))
+        }
+    };
+    let mut request = StreamRequest::new(variables);
+    request.last_event_id = headers
+        .get("last-event-id")
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_owned);
+    let path = endpoint.path().to_owned();
+    let events = handler.open(request).scan(false, move |failed, item| {
+        if *failed {
+            return std::future::ready(None);
+        }
+        let frame = match item {
+            Ok(event) => {
+                let mut frame = SseEvent::default().data(event.data.to_string());
+                if let Some(id) = event.id {
+                    frame = frame.id(id);
+                }
+                if let Some(name) = event.event {
+                    frame = frame.event(name);
+                }
+                if let Some(retry) = event.retry {
+                    frame = frame.retry(retry);
+                }
+                frame
+            }
+            Err(e) => {
+                *failed = true;
+                tracing::warn!(endpoint = %path, error = %e, "an implemented stream failed");
+                let body =
+                    json!({ "error": { "code": "STREAM_FAILED", "message": e.to_string() } });
+                SseEvent::default().event("error").data(body.to_string())
+            }
+        };
+        std::future::ready(Some(Ok::<_, Infallible>(frame)))
+    });
+    let keep_alive = KeepAlive::new()
+        .interval(live.keep_alive)
+        .text("keep-alive");
+    Ok(Sse::new(events).keep_alive(keep_alive).into_response())
+}
+
+async fn serve_channel(
+    State(live): State<Arc<Live>>,
+    Query(query): Query<HashMap<String, String>>,
+    upgrade: WebSocketUpgrade,
+) -> Result<Response, Refusal> {
+    let (api, endpoint, variables) = address(&live, &query)?;
+    match endpoint.definition() {
+        EndpointDef::Channel(channel)
+            if matches!(channel.source(), ChannelSource::Implemented(_)) => {}
+        EndpointDef::Channel(_) => {
+            return Err(Refusal::not_found(format!(
+                "`{}` is served by another process",
+                endpoint.path()
+            )))
+        }
+        _ => {
+            return Err(Refusal::not_found(format!(
+                "`{}` is not a channel",
+                endpoint.path()
+            )))
+        }
+    }
+    let buffer = live.buffer;
+    Ok(upgrade
+        .max_message_size(live.max_message_size)
+        .max_frame_size(live.max_message_size)
+        .on_upgrade(move |socket| run_socket(socket, api, endpoint, variables, buffer)))
+}
+
+fn close(code: u16, reason: impl Into<String>) -> Message {
+    Message::Close(Some(CloseFrame {
+        code,
+        reason: reason.into().into(),
+    }))
+}
+
+/// Whether a socket's read failed on a message or frame over the size limit.
+fn is_too_large(error: axum::Error) -> bool {
+    use tokio_tungstenite::tungstenite::Error;
+    let inner = error.into_inner();
+    matches!(inner.downcast_ref::<Error>(), Some(Error::Capacity(_)))
+}
+
+/// Whether a first frame is courier's hello.
+fn is_hello(message: &Value) -> bool {
+    message.get("type").and_then(Value::as_str) == Some("courier.hello")
+}
+
+/// One subscriber's socket, joined to the channel's hub until either side ends.
+async fn run_socket(
+    mut socket: WebSocket,
+    api: ApiDef,
+    endpoint: Arc<ResolvedEndpoint>,
+    variables: Value,
+    buffer: usize,
+) {
+    let Some(channel) = endpoint.definition().as_channel() else {
+        return;
+    };
+    let options = JoinOptions::default().buffer(buffer);
+    let mut member = match api
+        .hub()
+        .join(endpoint.path(), channel, variables, options)
+        .await
+    {
+        Ok(member) => member,
+        Err(e) => {
+            let _ = socket.send(close(1008, e.to_string())).await;
+            return;
+        }
+    };
+    let mut first = true;
+    loop {
+        tokio::select! {
+            out = member.recv() => match out {
+                Some(Outbound::Message { data }) => {
+                    if socket.send(Message::Text(data.to_string().into())).await.is_err() {
+                        break;
+                    }
+                }
+                Some(Outbound::Close { code, reason }) => {
+                    let _ = socket.send(close(code, reason)).await;
+                    break;
+                }
+                None => break,
+            },
+            received = socket.recv() => {
+                let text = match received {
+                    Some(Ok(Message::Text(text))) => text.as_str().to_owned(),
+                    Some(Ok(Message::Binary(bytes))) => match String::from_utf8(bytes.to_vec()) {
+                        Ok(text) => text,
+                        Err(_) => {
+                            let _ = socket.send(close(1003, "a message is JSON text")).await;
+                            break;
+                        }
+                    },
+                    Some(Err(e)) => {
+                        if is_too_large(e) {
+                            let _ = socket.send(close(1009, "a message is over the size limit")).await;
+                        }
+                        break;
+                    }
+                    Some(Ok(Message::Close(_))) | None => break,
+                    Some(Ok(_)) => continue,
+                };
+                let Ok(message) = serde_json::from_str::<Value>(&text) else {
+                    let _ = socket.send(close(1003, "a message is JSON text")).await;
+                    break;
+                };
+                if std::mem::take(&mut first) && is_hello(&message) {
+                    continue;
+                }
+                if !member.accepts_messages() {
+                    let _ = socket.send(close(1008, "this channel takes no messages")).await;
+                    break;
+                }
+                if let Err(e) = member.send(message).await {
+                    tracing::warn!(endpoint = %endpoint.path(), error = %e, "a channel's on_message failed");
+                }
+            }
+        }
+    }
+    if let Err(e) = member.leave().await {
+        tracing::warn!(endpoint = %endpoint.path(), error = %e, "a channel's on_leave failed");
+    }
+}

@@ -1,0 +1,329 @@
+//! `Live` over real sockets on 127.0.0.1: implemented streams over SSE, channels over
+//! WebSocket (tokio-tungstenite as the subscriber), refusals, topics, limits, slow subscribers.
+
+use courier_core::{
+    ApiDef, BoxError, ChannelEndpoint, ChannelHandler, ChannelHandlers, Event, GroupDef, Peer,
+    StreamEndpoint, StreamHandler, StreamRequest,
+};
+use courier_server::Live;
+use futures_util::{SinkExt, StreamExt};
+use serde_json::{json, Value};
+use std::net::SocketAddr;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio_tungstenite::tungstenite::Message;
+
+struct Served {
+    addr: SocketAddr,
+    api: ApiDef,
+    starts: Arc<AtomicUsize>,
+}
+
+async fn serve() -> Served {
+    let starts = Arc::new(AtomicUsize::new(0));
+    let counted = starts.clone();
+    let ticks = StreamHandler::new(|request: StreamRequest| {
+        let from = request
+            .last_event_id
+            .and_then(|id| id.parse::<u64>().ok())
+            .map_or(1, |id| id + 1);
+        futures_util::stream::iter(
+            (from..=3).map(|n| Ok(Event::new(json!({ "n": n })).id(n.to_string()))),
+        )
+    });
+    let failing = StreamHandler::new(|_| {
+        futures_util::stream::iter([
+            Ok(Event::new(json!(1))),
+            Err::<Event<Value>, BoxError>("the feed is gone".into()),
+        ])
+    });
+    let quiet = StreamHandler::new(|_| futures_util::stream::pending());
+    let feed = ChannelHandler::push(move |request| {
+        counted.fetch_add(1, Ordering::SeqCst);
+        let topic = request.topic;
+        futures_util::stream::iter(0..).then(move |n| {
+            let topic = topic.clone();
+            async move {
+                tokio::time::sleep(Duration::from_millis(2)).await;
+                Ok::<_, BoxError>(json!({ "topic": topic, "n": n }))
+            }
+        })
+    });
+    let flood = ChannelHandler::push(|_| {
+        futures_util::stream::iter(0u64..).then(|n| async move {
+            // One message per turn of the scheduler: a subscriber that reads keeps up.
+            tokio::task::yield_now().await;
+            Ok::<_, BoxError>(json!({ "n": n, "pad": "x".repeat(4000) }))
+        })
+    });
+    let chat = ChannelHandlers::on_message(|peer: Arc<dyn Peer>, message: Value| async move {
+        peer.publish(json!({ "said": message }))
+    });
+    let group = GroupDef::new()
+        .expose(true)
+        .endpoint("ticks", StreamEndpoint::implement(ticks))
+        .endpoint("failing", StreamEndpoint::implement(failing))
+        .endpoint("quiet", StreamEndpoint::implement(quiet))
+        .endpoint("remote", StreamEndpoint::get("/elsewhere"))
+        .endpoint(
+            "feed",
+            ChannelEndpoint::implement(feed).topic_variables(["room"]),
+        )
+        .endpoint("flood", ChannelEndpoint::implement(flood))
+        .endpoint(
+            "chat",
+            ChannelEndpoint::implement(ChannelHandler::Duplex(chat)),
+        );
+    let api = ApiDef::builder()
+        .group("live", group)
+        .group(
+            "hidden",
+            GroupDef::new().endpoint(
+                "ticks",
+                StreamEndpoint::implement(StreamHandler::new(|_| futures_util::stream::empty())),
+            ),
+        )
+        .build()
+        .unwrap();
+    let app = Live::new()
+        .source("demo", api.clone())
+        .keep_alive(Duration::from_millis(100))
+        .buffer(16)
+        .max_message_size(256)
+        .into_router();
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    Served { addr, api, starts }
+}
+
+/// A raw HTTP/1.1 GET; reads until `until` shows up in the response (or 10 s pass).
+async fn raw_get(addr: SocketAddr, target: &str, extra: &str, until: &str) -> String {
+    let mut tcp = tokio::net::TcpStream::connect(addr).await.unwrap();
+    let request = format!("GET {target} HTTP/1.1\r\nhost: x\r\n{extra}connection: close\r\n\r\n");
+    tcp.write_all(request.as_bytes()).await.unwrap();
+    let mut seen = Vec::new();
+    let mut buf = [0u8; 4096];
+    let read = async {
+        loop {
+            let n = tcp.read(&mut buf).await.unwrap();
+            if n == 0 {
+                break;
+            }
+            seen.extend_from_slice(&buf[..n]);
+            if String::from_utf8_lossy(&seen).contains(until) {
+                break;
+            }
+        }
+    };
+    tokio::time::timeout(Duration::from_secs(10), read)
+        .await
+        .expect("the response within 10 s");
+    String::from_utf8_lossy(&seen).into_owned()
+}
+
+fn query(group: &str, name: &str, variables: &Value) -> String {
+    let v: String = variables
+        .to_string()
+        .bytes()
+        .map(|b| match b {
+            b'a'..=b'z' | b'A'..=b'Z' | b'0'..=b'9' | b'-' | b'_' | b'.' => (b as char).to_string(),
+            _ => format!("%{b:02X}"),
+        })
+        .collect();
+    format!("_s=demo&_g={group}&_m={name}&_v={v}")
+}
+
+#[tokio::test]
+async fn a_stream_serves_its_events_and_resumes_after_the_last_id() {
+    let served = serve().await;
+    let target = format!("/api/sse?{}", query("live", "ticks", &Value::Null));
+    let whole = raw_get(served.addr, &target, "", "id: 3").await;
+    assert!(whole.contains("content-type: text/event-stream"), "{whole}");
+    for n in 1..=3 {
+        assert!(
+            whole.contains(&format!("data: {{\"n\":{n}}}\nid: {n}\n")),
+            "{whole}"
+        );
+    }
+    let resumed = raw_get(served.addr, &target, "last-event-id: 2\r\n", "id: 3").await;
+    assert!(!resumed.contains("\"n\":1"), "{resumed}");
+    assert!(!resumed.contains("\"n\":2"), "{resumed}");
+    assert!(resumed.contains("data: {\"n\":3}"), "{resumed}");
+}
+
+#[tokio::test]
+async fn a_failing_stream_ends_with_an_error_frame_and_idle_ones_keep_alive() {
+    let served = serve().await;
+    let target = format!("/api/sse?{}", query("live", "failing", &Value::Null));
+    let whole = raw_get(served.addr, &target, "", "gone").await;
+    assert!(
+        whole.contains("event: error\ndata: {\"error\":{\"code\":\"STREAM_FAILED\",\"message\":\"the feed is gone\"}}"),
+        "{whole}"
+    );
+    let target = format!("/api/sse?{}", query("live", "quiet", &Value::Null));
+    let idle = raw_get(served.addr, &target, "", ": keep-alive").await;
+    assert!(idle.contains(": keep-alive\n\n"), "{idle}");
+}
+
+#[tokio::test]
+async fn refusals_are_json_with_a_code() {
+    let served = serve().await;
+    let cases = [
+        (
+            query("hidden", "ticks", &Value::Null),
+            "404",
+            "ENDPOINT_NOT_IN_ROUTES",
+        ),
+        (
+            query("live", "nope", &Value::Null),
+            "404",
+            "ENDPOINT_NOT_IN_ROUTES",
+        ),
+        (
+            query("live", "remote", &Value::Null),
+            "404",
+            "ENDPOINT_NOT_IN_ROUTES",
+        ),
+        (
+            "_s=demo&_g=live&_m=ticks&_v=%7Bnot".to_owned(),
+            "400",
+            "BAD_REQUEST",
+        ),
+        ("_g=live&_m=ticks".to_owned(), "400", "BAD_REQUEST"),
+    ];
+    for (q, status, code) in cases {
+        let whole = raw_get(served.addr, &format!("/api/sse?{q}"), "", "}}").await;
+        assert!(
+            whole.starts_with(&format!("HTTP/1.1 {status}")),
+            "{q}: {whole}"
+        );
+        assert!(
+            whole.contains(&format!("{{\"error\":{{\"code\":\"{code}\"")),
+            "{q}: {whole}"
+        );
+    }
+}
+
+type Client = tokio_tungstenite::WebSocketStream<tokio::net::TcpStream>;
+
+async fn socket(addr: SocketAddr, name: &str, variables: Value) -> Client {
+    let url = format!("ws://{addr}/api/ws?{}", query("live", name, &variables));
+    let tcp = tokio::net::TcpStream::connect(addr).await.unwrap();
+    tokio_tungstenite::client_async(url, tcp).await.unwrap().0
+}
+
+async fn next_json(ws: &mut Client) -> Value {
+    loop {
+        let message = tokio::time::timeout(Duration::from_secs(10), ws.next())
+            .await
+            .expect("a message within 10 s")
+            .expect("open")
+            .expect("no error");
+        if let Message::Text(text) = message {
+            return serde_json::from_str(text.as_str()).unwrap();
+        }
+    }
+}
+
+/// Reads until the close frame; its code and reason.
+async fn close_of(ws: &mut Client) -> (u16, String) {
+    let read = async {
+        let mut seen = Vec::new();
+        while let Some(message) = ws.next().await {
+            if let Ok(Message::Close(Some(frame))) = message {
+                return (u16::from(frame.code), frame.reason.as_str().to_owned());
+            }
+            seen.push(format!("{message:?}"));
+        }
+        panic!("no close frame; saw {seen:?}")
+    };
+    tokio::time::timeout(Duration::from_secs(20), read)
+        .await
+        .expect("closed within 20 s")
+}
+
+#[tokio::test]
+async fn topics_are_isolated_and_a_push_handler_runs_once_per_topic() {
+    let served = serve().await;
+    let mut a1 = socket(served.addr, "feed", json!({ "room": "a", "user": 1 })).await;
+    let mut a2 = socket(served.addr, "feed", json!({ "room": "a", "user": 2 })).await;
+    let mut b = socket(served.addr, "feed", json!({ "room": "b", "user": 3 })).await;
+    for _ in 0..20 {
+        assert_eq!(next_json(&mut a1).await["topic"], "{\"room\":\"a\"}");
+        assert_eq!(next_json(&mut a2).await["topic"], "{\"room\":\"a\"}");
+        assert_eq!(next_json(&mut b).await["topic"], "{\"room\":\"b\"}");
+    }
+    assert_eq!(served.starts.load(Ordering::SeqCst), 2);
+    assert_eq!(served.api.hub().running(), 2);
+}
+
+#[tokio::test]
+async fn a_two_way_channel_publishes_and_skips_the_hello() {
+    let served = serve().await;
+    let mut ada = socket(served.addr, "chat", json!("lobby")).await;
+    let mut bob = socket(served.addr, "chat", json!("lobby")).await;
+    ada.send(Message::text(
+        r#"{"type":"courier.hello","auth":{"token":"t"}}"#,
+    ))
+    .await
+    .unwrap();
+    ada.send(Message::text(r#""hi""#)).await.unwrap();
+    assert_eq!(next_json(&mut bob).await, json!({ "said": "hi" }));
+    assert_eq!(next_json(&mut ada).await, json!({ "said": "hi" }));
+
+    // Not JSON: 1003. Over the size limit: 1009. A message on a push-only channel: 1008.
+    bob.send(Message::text("{oops")).await.unwrap();
+    assert_eq!(close_of(&mut bob).await.0, 1003);
+    ada.send(Message::text(format!("\"{}\"", "x".repeat(300))))
+        .await
+        .unwrap();
+    assert_eq!(close_of(&mut ada).await.0, 1009);
+    let mut feed = socket(served.addr, "feed", json!({ "room": "c" })).await;
+    feed.send(Message::text("1")).await.unwrap();
+    assert_eq!(
+        close_of(&mut feed).await,
+        (1008, "this channel takes no messages".to_owned())
+    );
+}
+
+#[tokio::test]
+async fn a_slow_subscriber_is_closed_with_1013_and_a_fast_one_goes_on() {
+    let served = serve().await;
+    let mut fast = socket(served.addr, "flood", Value::Null).await;
+    let mut slow = socket(served.addr, "flood", Value::Null).await;
+    // The fast one reads along the whole time; the slow one reads nothing until it is closed
+    // (its socket's buffers fill, then it falls 16 messages behind).
+    let read = Arc::new(std::sync::atomic::AtomicU64::new(0));
+    let counter = read.clone();
+    let reading = tokio::spawn(async move {
+        loop {
+            let n = next_json(&mut fast).await["n"].as_u64().unwrap();
+            counter.store(n, Ordering::SeqCst);
+        }
+    });
+    // 5,000 messages of 4 KB: more than the socket buffers between server and slow client hold.
+    tokio::time::timeout(Duration::from_secs(60), async {
+        while read.load(Ordering::SeqCst) < 5_000 {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    })
+    .await
+    .expect("the fast subscriber reads 5,000 messages");
+    let (code, reason) = close_of(&mut slow).await;
+    assert_eq!(code, 1013);
+    assert!(reason.contains("more than 16 messages"), "{reason}");
+    let at_close = read.load(Ordering::SeqCst);
+    tokio::time::timeout(Duration::from_secs(10), async {
+        while read.load(Ordering::SeqCst) < at_close + 100 {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    })
+    .await
+    .expect("the fast subscriber goes on");
+    assert!(!reading.is_finished());
+    assert_eq!(served.api.hub().running(), 1);
+    reading.abort();
+}
