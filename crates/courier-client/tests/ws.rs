@@ -467,3 +467,34 @@ async fn an_implemented_channel_is_joined_in_process() {
     assert_eq!(ticks, [json!(1), json!(2), json!(3)]);
     assert_eq!(api.hub().running(), 0);
 }
+
+#[tokio::test]
+async fn the_calls_signal_closes_the_connection() {
+    let (closed, mut saw_close) = mpsc::unbounded_channel::<Option<u16>>();
+    let (addr, _) = server(false, move |_, mut ws: Ws| {
+        let closed = closed.clone();
+        async move {
+            let mut code = None;
+            while let Some(Ok(message)) = ws.next().await {
+                if let Message::Close(frame) = message {
+                    code = frame.map(|f| u16::from(f.code));
+                }
+            }
+            closed.send(code).unwrap();
+        }
+    })
+    .await;
+    let signal = courier_core::CancellationToken::new();
+    let options = courier_core::CallOptions::new().signal(signal.clone());
+    let mut room = client(addr, fast())
+        .channel("chat.room", json!("lobby"), Some(&options))
+        .await
+        .unwrap();
+    signal.cancel();
+    assert_eq!(
+        within("the close", saw_close.recv()).await.unwrap(),
+        Some(1000)
+    );
+    assert!(within("the end", room.next()).await.is_none());
+    assert_eq!(room.state(), ConnectionState::Closed);
+}

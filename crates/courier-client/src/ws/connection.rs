@@ -709,6 +709,20 @@ impl Client {
         let (incoming, receiver) = mpsc::channel(INCOMING);
         let (state, watching) = watch::channel(ConnectionState::Open);
         let stop = CancellationToken::new();
+        // The call's or the source's signal closes the connection as `close()` does.
+        let signals = [
+            options.as_ref().and_then(CallOptions::signal_value).cloned(),
+            self.api().options().signal.clone(),
+        ];
+        for signal in signals.into_iter().flatten() {
+            let stop = stop.clone();
+            tokio::spawn(async move {
+                tokio::select! {
+                    () = signal.cancelled() => stop.cancel(),
+                    () = stop.cancelled() => {}
+                }
+            });
+        }
         let connection = Connection {
             incoming: receiver,
             shared: Arc::clone(&shared),

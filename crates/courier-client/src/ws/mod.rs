@@ -35,7 +35,10 @@
 //!   is not read, so a slow reader slows its server down rather than growing memory.
 //!
 //! Dropping the [`Connection`] and every [`Sender`] closes the socket (1000) and ends the task;
-//! so does [`Connection::close`]. The wire format is in `docs/PROTOCOL.md`.
+//! so do [`Connection::close`] and the call's or the source's `signal`. A channel this process
+//! implements is joined in process, through the definition's hub (no socket): the same
+//! [`Connection`], whose close codes other than 1000 end it with an error instead of a
+//! reconnection. The wire format is in `docs/PROTOCOL.md`.
 //!
 //! ```
 //! # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
