@@ -3,6 +3,7 @@
 
 use crate::commands::call::CallArgs;
 use crate::commands::check::CheckArgs;
+use crate::commands::routes::RoutesArgs;
 use clap::{Parser, Subcommand};
 
 /// Declare remote HTTP APIs in courier.toml, and check, call and serve them.
@@ -12,8 +13,7 @@ use clap::{Parser, Subcommand};
     version,
     about,
     propagate_version = true,
-    after_help = "`serve` (the proxy route) and `routes` (the routes record) come with the proxy. \
-                  Outputs and exit codes: docs/CLI.md."
+    after_help = "`serve` (the proxy route) comes with the proxy. Outputs and exit codes: docs/CLI.md."
 )]
 pub(crate) struct Cli {
     /// What to do.
@@ -24,7 +24,7 @@ pub(crate) struct Cli {
 /// The subcommands.
 #[derive(Debug, Subcommand)]
 pub(crate) enum Command {
-    /// Call one HTTP endpoint of a source and print the result as JSON.
+    /// Call one endpoint of a source (HTTP, stream or channel) and print the result as JSON.
     ///
     /// Prints the response body as one line of JSON on stdout and exits 0; an HTTP error, or a
     /// call with no response (status 0), as JSON on stderr and exits 1; a configuration error
@@ -34,6 +34,9 @@ pub(crate) enum Command {
     /// Validate a config file: print `ok: …` and exit 0, or print the error as JSON on stderr
     /// and exit 2.
     Check(CheckArgs),
+    /// Write the routes record of a source's exposed endpoints (JSON, or TypeScript with
+    /// `--ts`); `--check` fails when `--out` is stale.
+    Routes(RoutesArgs),
 }
 
 const CALL_EXAMPLES: &str = "\
@@ -43,7 +46,8 @@ Examples:
   courier call -c courier.toml demo users.get 7 --raw
 
 --raw prints {\"status\", \"headers\", \"data\"}; a header's value is a string, or an array of
-strings when the header repeats. Streams and channels are refused for now (INVALID_OPTION).
+strings when the header repeats. On a stream, each event's data is a line; on a channel, each
+message is a line and each line of stdin is sent.
 See docs/CLI.md.";
 
 #[cfg(test)]

@@ -44,6 +44,7 @@ mod meta;
 mod options;
 mod request;
 mod response;
+pub mod routes;
 mod transport;
 mod tree;
 pub mod typed;

@@ -196,7 +196,7 @@ fn prepare(args: &CallArgs) -> Result<(ApiDef, Value), ConfigurationError> {
 }
 
 /// The source called `name`, taken out of the config.
-fn source(
+pub(crate) fn source(
     config: Config,
     name: &str,
     file: &std::path::Path,

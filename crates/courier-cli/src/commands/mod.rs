@@ -3,6 +3,7 @@
 
 pub(crate) mod call;
 pub(crate) mod check;
+pub(crate) mod routes;
 
 use crate::cli::Command;
 use std::process::ExitCode;
@@ -12,5 +13,6 @@ pub(crate) fn run(command: Command) -> ExitCode {
     match command {
         Command::Call(args) => call::run(&args),
         Command::Check(args) => check::run(&args),
+        Command::Routes(args) => routes::run(&args),
     }
 }

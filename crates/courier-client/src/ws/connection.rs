@@ -711,7 +711,10 @@ impl Client {
         let stop = CancellationToken::new();
         // The call's or the source's signal closes the connection as `close()` does.
         let signals = [
-            options.as_ref().and_then(CallOptions::signal_value).cloned(),
+            options
+                .as_ref()
+                .and_then(CallOptions::signal_value)
+                .cloned(),
             self.api().options().signal.clone(),
         ];
         for signal in signals.into_iter().flatten() {

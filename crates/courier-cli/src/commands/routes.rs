@@ -1,0 +1,129 @@
+//! `courier routes --config FILE --source NAME [--ts] [--out PATH] [--check]`: the routes
+//! record of a source's exposed endpoints ([`courier_core::routes::Routes`]), as JSON or as a
+//! TypeScript module.
+//!
+//! - Without `--out`, the record goes to stdout.
+//! - With `--out PATH`, it is written there, and stdout gets one line of JSON:
+//!   `{"path", "endpoints", "written": true}`.
+//! - With `--check` (which needs `--out`), nothing is written: the file is compared with what
+//!   would be written. Up to date: `{"path", "endpoints", "written": false}` on stdout, exit 0.
+//!   Missing or different: `{"error":"stale","path","message"}` on stderr, exit 1 — for CI.
+//!
+//! The file's problems, an unknown source, and `--check` without `--out` are configuration
+//! errors (exit 2), as everywhere else.
+
+use crate::report;
+use clap::Args;
+use courier_core::config::Config;
+use courier_core::routes::Routes;
+use courier_core::{ConfigurationError, ErrorCode};
+use serde::Serialize;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+/// `courier routes`'s arguments.
+#[derive(Debug, Args)]
+pub(crate) struct RoutesArgs {
+    /// The config file.
+    #[arg(long, short = 'c', value_name = "FILE")]
+    pub(crate) config: PathBuf,
+
+    /// The source, by its name in the file (`[sources.NAME]`); it is the record's `source`.
+    #[arg(long, short = 's', value_name = "NAME")]
+    pub(crate) source: String,
+
+    /// Write a TypeScript module instead of JSON.
+    #[arg(long)]
+    pub(crate) ts: bool,
+
+    /// Write the record to this file instead of stdout.
+    #[arg(long, value_name = "PATH")]
+    pub(crate) out: Option<PathBuf>,
+
+    /// Do not write: fail (exit 1) when `--out` is missing or not what would be written.
+    #[arg(long, requires = "out")]
+    pub(crate) check: bool,
+}
+
+#[derive(Serialize)]
+struct Written<'a> {
+    path: &'a str,
+    endpoints: usize,
+    written: bool,
+}
+
+#[derive(Serialize)]
+struct Stale<'a> {
+    error: &'static str,
+    path: &'a str,
+    message: String,
+}
+
+/// Writes, prints or checks the record.
+pub(crate) fn run(args: &RoutesArgs) -> ExitCode {
+    let config = match Config::from_path(&args.config) {
+        Ok(config) => config,
+        Err(err) => return report::configuration_error(&err),
+    };
+    let api = match super::call::source(config, &args.source, &args.config) {
+        Ok(api) => api,
+        Err(err) => return report::configuration_error(&err),
+    };
+    let routes = Routes::from_api(&args.source, &api);
+    let text = if args.ts {
+        routes.to_typescript()
+    } else {
+        let mut json = serde_json::to_string_pretty(&routes)
+            .unwrap_or_else(|_| unreachable!("plain data serialises"));
+        json.push('\n');
+        json
+    };
+    let Some(out) = &args.out else {
+        print!("{text}");
+        return report::OK;
+    };
+    let path = out.display().to_string();
+    let endpoints = routes.endpoints.len();
+    if args.check {
+        return match std::fs::read_to_string(out) {
+            Ok(current) if current == text => {
+                report::stdout_json(&Written {
+                    path: &path,
+                    endpoints,
+                    written: false,
+                });
+                report::OK
+            }
+            Ok(_) => stale(
+                &path,
+                format!("`{path}` is out of date: run `courier routes` without --check"),
+            ),
+            Err(e) => stale(&path, format!("cannot read `{path}`: {e}")),
+        };
+    }
+    if let Err(e) = std::fs::write(out, &text) {
+        return report::configuration_error(&ConfigurationError::new(
+            ErrorCode::ConfigIo,
+            format!("cannot write `{path}`: {e}"),
+        ));
+    }
+    report::stdout_json(&Written {
+        path: &path,
+        endpoints,
+        written: true,
+    });
+    report::OK
+}
+
+fn stale(path: &str, message: String) -> ExitCode {
+    let report = Stale {
+        error: "stale",
+        path,
+        message,
+    };
+    eprintln!(
+        "{}",
+        serde_json::to_string(&report).unwrap_or_else(|_| unreachable!("plain data serialises"))
+    );
+    ExitCode::from(1)
+}

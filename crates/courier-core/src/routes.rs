@@ -1,0 +1,235 @@
+//! The routes record (the spec's `CourierRoutes`): which endpoints a page may call through the
+//! proxy and how each is reached, written from the endpoints marked `.expose()`.
+//!
+//! ```
+//! use courier_core::routes::{RouteShape, Routes};
+//! use courier_core::{ApiDef, CacheOptions, ChannelEndpoint, GroupDef, HttpEndpoint, StreamEndpoint};
+//!
+//! let api = ApiDef::builder()
+//!     .cancel_previous(["users.search"])
+//!     .group(
+//!         "users",
+//!         GroupDef::new()
+//!             .expose(true)
+//!             .endpoint("get", HttpEndpoint::get("/:id").cache(CacheOptions::new().revalidate(60)))
+//!             .endpoint("search", HttpEndpoint::get("/search"))
+//!             .endpoint("create", HttpEndpoint::post(""))
+//!             .endpoint("events", StreamEndpoint::get("/events"))
+//!             .endpoint("room", ChannelEndpoint::connect("/rooms/:id").send()),
+//!     )
+//!     .group("admin", GroupDef::new().endpoint("purge", HttpEndpoint::post("/purge")))
+//!     .build()?;
+//! let routes = Routes::from_api("demo", &api);
+//! assert_eq!(routes.endpoints["users.get"], RouteShape::Query { get: true });
+//! assert_eq!(routes.endpoints["users.search"], RouteShape::Query { get: false });
+//! assert!(!routes.endpoints.contains_key("admin.purge"), "not exposed");
+//! assert_eq!(
+//!     routes.to_json(),
+//!     r#"{"source":"demo","endpoints":{"users.create":{"type":"mutation"},"users.events":{"transport":"sse"},"users.get":{"type":"query","get":true},"users.room":{"transport":"ws","bidirectional":true},"users.search":{"type":"query"}},"cancelPrevious":["users.search"],"coalesce":true}"#
+//! );
+//! # Ok::<(), courier_core::ConfigurationError>(())
+//! ```
+
+use crate::tree::api::ApiDef;
+use crate::tree::endpoint::{EndpointDef, Kind};
+use serde::ser::SerializeMap;
+use serde::{Deserialize, Serialize, Serializer};
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+
+/// How one exposed endpoint is reached through the proxy (the spec's `RouteShape`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RouteShape {
+    /// A read; `get` when it may be cached (`.cache()`, no sensitive variables) and is sent as
+    /// GET.
+    Query {
+        /// Sent as GET.
+        get: bool,
+    },
+    /// A write.
+    Mutation,
+    /// A server-sent event stream.
+    Sse,
+    /// A WebSocket channel; `bidirectional` when the caller also sends on it.
+    Ws {
+        /// The caller sends on it (`.send()`).
+        bidirectional: bool,
+    },
+}
+
+impl Serialize for RouteShape {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut map = serializer.serialize_map(None)?;
+        match self {
+            Self::Query { get } => {
+                map.serialize_entry("type", "query")?;
+                if *get {
+                    map.serialize_entry("get", &true)?;
+                }
+            }
+            Self::Mutation => map.serialize_entry("type", "mutation")?,
+            Self::Sse => map.serialize_entry("transport", "sse")?,
+            Self::Ws { bidirectional } => {
+                map.serialize_entry("transport", "ws")?;
+                if *bidirectional {
+                    map.serialize_entry("bidirectional", &true)?;
+                }
+            }
+        }
+        map.end()
+    }
+}
+
+impl<'de> Deserialize<'de> for RouteShape {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        #[derive(Deserialize)]
+        #[serde(deny_unknown_fields)]
+        struct Raw {
+            #[serde(rename = "type")]
+            kind: Option<String>,
+            transport: Option<String>,
+            #[serde(default)]
+            get: bool,
+            #[serde(default)]
+            bidirectional: bool,
+        }
+        let raw = Raw::deserialize(deserializer)?;
+        match (raw.kind.as_deref(), raw.transport.as_deref()) {
+            (Some("query"), None) => Ok(Self::Query { get: raw.get }),
+            (Some("mutation"), None) => Ok(Self::Mutation),
+            (None, Some("sse")) => Ok(Self::Sse),
+            (None, Some("ws")) => Ok(Self::Ws {
+                bidirectional: raw.bidirectional,
+            }),
+            _ => Err(serde::de::Error::custom(
+                "a route is {\"type\": \"query\" | \"mutation\"} or {\"transport\": \"sse\" | \"ws\"}",
+            )),
+        }
+    }
+}
+
+impl RouteShape {
+    /// The shape of `endpoint`.
+    pub fn of(endpoint: &EndpointDef) -> Self {
+        match endpoint {
+            EndpointDef::Http(http) => match http.kind() {
+                Kind::Query => Self::Query {
+                    get: http.cache_options().is_some() && !http.is_sensitive(),
+                },
+                Kind::Mutation => Self::Mutation,
+            },
+            EndpointDef::Stream(_) => Self::Sse,
+            EndpointDef::Channel(channel) => Self::Ws {
+                bidirectional: channel.is_bidirectional(),
+            },
+        }
+    }
+}
+
+/// The routes record: the source's name, its exposed endpoints by dotted path, and the source's
+/// own `cancelPrevious` and `coalesce`. Serialises to the spec's JSON shape (camelCase keys).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Routes {
+    /// The name the server registered the source under (the wire's `_s`).
+    pub source: String,
+    /// Each exposed endpoint, keyed by dotted path, sorted.
+    pub endpoints: BTreeMap<String, RouteShape>,
+    /// The source's `cancel_previous`, those of them that are exposed.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub cancel_previous: Vec<String>,
+    /// The source's `coalesce`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub coalesce: Option<bool>,
+}
+
+impl Routes {
+    /// The routes of `api`'s exposed endpoints, as source `source`.
+    pub fn from_api(source: impl Into<String>, api: &ApiDef) -> Self {
+        let endpoints: BTreeMap<String, RouteShape> = api
+            .endpoints()
+            .into_iter()
+            .filter(|e| e.is_exposed())
+            .map(|e| (e.path().to_owned(), RouteShape::of(e.definition())))
+            .collect();
+        let cancel_previous = api
+            .options()
+            .cancel_previous
+            .iter()
+            .filter(|path| endpoints.contains_key(path.as_str()))
+            .cloned()
+            .collect();
+        Self {
+            source: source.into(),
+            endpoints,
+            cancel_previous,
+            coalesce: Some(api.options().coalesce),
+        }
+    }
+
+    /// The record as one line of JSON.
+    pub fn to_json(&self) -> String {
+        serde_json::to_string(self).unwrap_or_else(|_| unreachable!("plain data serialises"))
+    }
+
+    /// The record as a TypeScript module: the record itself (`routes`, `as const`, so its type
+    /// carries each endpoint's shape), the shape types, and the union of its endpoint paths.
+    pub fn to_typescript(&self) -> String {
+        let mut out = String::from(
+            "// Written by `courier routes`. Do not edit: regenerate it from the config file.\n\n",
+        );
+        out.push_str(
+            "export type RouteShape =\n  | { type: \"query\"; get?: true }\n  | { type: \"mutation\" }\n  | { transport: \"sse\" }\n  | { transport: \"ws\"; bidirectional?: true };\n\n",
+        );
+        let pretty = serde_json::to_string_pretty(self)
+            .unwrap_or_else(|_| unreachable!("plain data serialises"));
+        let _ = writeln!(out, "export const routes = {pretty} as const;\n");
+        out.push_str("export type Routes = typeof routes;\n");
+        out.push_str("export type EndpointPath = keyof Routes[\"endpoints\"];\n");
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{CacheOptions, GroupDef, HttpEndpoint};
+
+    #[test]
+    fn sensitive_cached_reads_are_not_get_and_json_round_trips() {
+        let api = ApiDef::builder()
+            .coalesce(false)
+            .group(
+                "g",
+                GroupDef::new()
+                    .endpoint(
+                        "secret",
+                        HttpEndpoint::get("/s")
+                            .cache(CacheOptions::new())
+                            .sensitive_variables()
+                            .expose(),
+                    )
+                    .endpoint("put", HttpEndpoint::put("/p").expose())
+                    .endpoint("hidden", HttpEndpoint::get("/h")),
+            )
+            .build()
+            .unwrap();
+        let routes = Routes::from_api("s", &api);
+        assert_eq!(
+            routes.endpoints["g.secret"],
+            RouteShape::Query { get: false }
+        );
+        assert_eq!(routes.endpoints["g.put"], RouteShape::Mutation);
+        assert_eq!(routes.endpoints.len(), 2);
+        assert_eq!(routes.coalesce, Some(false));
+        let back: Routes = serde_json::from_str(&routes.to_json()).unwrap();
+        assert_eq!(back, routes);
+        let ts = routes.to_typescript();
+        assert!(ts.contains("export const routes = {"), "{ts}");
+        assert!(
+            ts.contains("\"g.put\": {\n      \"type\": \"mutation\"\n    }"),
+            "{ts}"
+        );
+        assert!(ts.contains("} as const;"), "{ts}");
+    }
+}
