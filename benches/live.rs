@@ -1,8 +1,8 @@
-//! What this measures: streams and channels served by `courier::server::Live` on 127.0.0.1.
+//! What this measures: streams and channels served by `courier::server::Proxy` on 127.0.0.1.
 //!
 //! - `sse_fanout/1000`: one topic fanned out over SSE to 1,000 subscribers. An implemented
 //!   stream whose handler follows a `tokio::sync::broadcast` channel (the topic) is served by
-//!   `Live`; 1,000 subscriptions made with courier's stream client read it, each counting the
+//!   `Proxy`; 1,000 subscriptions made with courier's stream client read it, each counting the
 //!   events it receives. One iteration publishes 10 events and waits until every subscriber has
 //!   all 10: 10,000 events delivered. Criterion's throughput is in delivered events.
 //! - `ws_echo/courier`: round trips through a served channel whose `on_message` sends each
@@ -16,7 +16,7 @@
 //!
 //! Run: `cargo bench --bench live`
 
-use courier::server::Live;
+use courier::server::Proxy;
 use courier::{
     ApiDef, ChannelEndpoint, ChannelHandler, ChannelHandlers, Client, Event, GroupDef, Peer,
     StreamEndpoint, StreamHandler,
@@ -89,10 +89,11 @@ fn live_api(topic: broadcast::Sender<u64>) -> ApiDef {
 fn sse_fanout(c: &mut Criterion) {
     let server = server_runtime();
     let (topic, _) = broadcast::channel::<u64>(1024);
-    let app = Live::new()
+    let app = Proxy::new()
         .source("bench", live_api(topic.clone()))
         .buffer(1024)
-        .into_router();
+        .into_router()
+        .expect("the proxy builds");
     let addr = serve(&server, app);
     let clients = client_runtime();
     let reader = ApiDef::builder()
@@ -189,7 +190,11 @@ fn ws_echo(c: &mut Criterion) {
     let (topic, _) = broadcast::channel::<u64>(16);
     let courier_addr = serve(
         &server,
-        Live::new().source("bench", live_api(topic)).into_router(),
+        Proxy::new()
+            .source("bench", live_api(topic))
+            .ws_path("/api/ws")
+            .into_router()
+            .expect("the proxy builds"),
     );
     let bare_addr = server.block_on(async {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();

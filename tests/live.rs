@@ -1,8 +1,8 @@
 //! Streams and channels end to end through the typed views: implemented ones called in process
-//! through `Caller`, and the same ones served by `courier::server::Live` on 127.0.0.1 and
+//! through `Caller`, and the same ones served by `courier::server::Proxy` on 127.0.0.1 and
 //! called from another `Caller` over SSE and WebSocket.
 
-use courier::server::Live;
+use courier::server::Proxy;
 use courier::typed::{channel, stream, Channel, ChannelHandlers, ChannelPeer, Group, Stream};
 use courier::{ApiDef, Caller, Event};
 use futures_util::StreamExt;
@@ -60,7 +60,7 @@ fn served() -> courier::Api<Served> {
         .expect("a valid definition")
 }
 
-// Another process, reaching them where `Live` serves them: the proxy's wire protocol, the
+// Another process, reaching them where `Proxy` serves them: the proxy's wire protocol, the
 // variables filling its query.
 
 #[derive(Clone, Serialize)]
@@ -144,9 +144,11 @@ async fn implemented_streams_and_channels_run_in_process() {
 async fn served_streams_and_channels_reach_another_caller_and_share_topics_in_process() {
     let served = served();
     let local = Caller::new(served.clone()).unwrap();
-    let app = Live::new()
+    let app = Proxy::new()
         .source("demo", served.def().clone())
-        .into_router();
+        .ws_path("/api/ws")
+        .into_router()
+        .expect("the proxy builds");
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
     tokio::spawn(async move { axum::serve(listener, app).await });

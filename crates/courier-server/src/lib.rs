@@ -1,16 +1,28 @@
-//! courier's serving side: the streams and channels a process implements (`.implement()`),
-//! served to browsers and other processes — streams over server-sent events, channels over
-//! WebSocket — at the proxy route's `sse` and `ws` paths.
+//! courier's serving side: the proxy route a browser (or a `ProxyCaller`) calls an API through,
+//! and the streams and channels this process implements (`.implement()`).
 //!
-//! [`Live`] registers sources by name and builds an axum [`Router`]. A subscriber addresses an
-//! endpoint as the proxy's wire protocol does — `_s` (source), `_g` (group, dotted), `_m`
-//! (endpoint name), `_v` (variables, JSON) in the query — and only exposed endpoints are
-//! reachable. Frames and refusals are in `docs/PROTOCOL.md`.
+//! [`Proxy`] registers sources by name and builds an axum [`Router`] with three paths: HTTP
+//! calls (`/api/request`), streams over server-sent events (`/api/sse`) and channels over
+//! WebSocket (no default path: [`Proxy::ws_path`]). A request addresses an endpoint by the wire protocol — `_s` (source),
+//! `_g` (group, dotted), `_m` (endpoint name), and on GET `_v` (variables, JSON) in the query —
+//! and only exposed endpoints are reachable. Frames and refusals are in `docs/PROTOCOL.md`.
 //!
+//! - **HTTP calls**: a read as GET with `_v`, or any call as POST with the JSON body
+//!   `{"variables": …}` (up to [`Proxy::body_limit`]); a write over GET and a read with
+//!   sensitive variables over GET are refused 405. The call goes through the source's
+//!   [`Client`](courier_client::Client) — its whole layer stack — with the browser's request as
+//!   the served context, so session and forwarding apply. Headers cross only where allow-listed
+//!   (the source's `allowed_headers`, the endpoint's `.headers([...])`), both ways; `cookie` and
+//!   `set-cookie` only where named; a header the source sets wins over the browser's copy;
+//!   `content-type`, `-length` and `-encoding` are the proxy's own. The upstream's status and
+//!   body come back as they are, the body streamed. The proxy's own refusals are JSON
+//!   `{"error": {"code", "message"}}`: 404 `ENDPOINT_NOT_IN_ROUTES`, 405 `METHOD_NOT_ALLOWED`,
+//!   400 `BAD_REQUEST`, 413 `PAYLOAD_TOO_LARGE`, 415 `UNSUPPORTED_MEDIA_TYPE`, 502
+//!   `UPSTREAM_UNREACHABLE`, 504 `UPSTREAM_TIMEOUT`, and the session's 403s.
 //! - **Streams**: the handler's events as `text/event-stream`, each `data` compact JSON, with
 //!   `id`, `event` and `retry` when set; `Last-Event-ID` reaches the handler
 //!   ([`StreamRequest::last_event_id`](courier_core::StreamRequest)); `: keep-alive` comments
-//!   while idle ([`Live::keep_alive`]); a handler error sends `event: error` with
+//!   while idle ([`Proxy::keep_alive`]); a handler error sends `event: error` with
 //!   `{"error":{"code":"STREAM_FAILED","message"}}` and ends the response. The response is
 //!   pulled by the connection, so a slow reader holds the handler back rather than buffering.
 //! - **Channels**: each socket joins the source's [`Hub`](courier_core::live::Hub) (the one
@@ -18,16 +30,15 @@
 //!   it); messages are JSON text frames both ways; a first frame
 //!   `{"type":"courier.hello",…}` is read and never handed on; a message that is not JSON
 //!   closes with 1003, a message on a channel without `.send()` with 1008, one over
-//!   [`Live::max_message_size`] with 1009; an `on_join` refusal closes with 1008 and its
-//!   reason; a subscriber that falls more than [`Live::buffer`] messages behind is closed with
+//!   [`Proxy::max_message_size`] with 1009; an `on_join` refusal closes with 1008 and its
+//!   reason; a subscriber that falls more than [`Proxy::buffer`] messages behind is closed with
 //!   1013; when a push channel ends, 1000. An `on_message` error is logged and the socket stays.
-//! - Streams and channels served by another process are not served here (404): the proxy
-//!   route forwards those.
+//! - Streams and channels served by another process are not proxied yet (404).
 //!
 //! ```
 //! # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
 //! use courier_core::{ApiDef, Event, GroupDef, StreamEndpoint, StreamHandler};
-//! use courier_server::Live;
+//! use courier_server::Proxy;
 //! use futures_util::{stream, StreamExt};
 //! use serde_json::{json, Value};
 //!
@@ -37,7 +48,7 @@
 //! let api = ApiDef::builder()
 //!     .group("live", GroupDef::new().expose(true).endpoint("ticks", StreamEndpoint::implement(ticks)))
 //!     .build()?;
-//! let app = Live::new().source("demo", api).into_router();
+//! let app = Proxy::new().source("demo", api).into_router()?;
 //! let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
 //! let addr = listener.local_addr()?;
 //! tokio::spawn(async move { axum::serve(listener, app).await });
@@ -56,12 +67,14 @@
 //! # tokio::runtime::Runtime::new().unwrap().block_on(demo()).unwrap();
 //! ```
 
+mod call;
+
 use axum::extract::ws::{CloseFrame, Message, WebSocket, WebSocketUpgrade};
 use axum::extract::{Query, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::sse::{Event as SseEvent, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
-use axum::routing::get;
+use axum::routing::{any, get};
 use axum::{Json, Router};
 use courier_core::live::{JoinOptions, Outbound};
 use courier_core::{
@@ -75,32 +88,41 @@ use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
 
-/// Serves the implemented streams and channels of named sources; see the [crate docs](crate).
+/// The proxy route over named sources; see the [crate docs](crate).
 #[derive(Clone)]
 #[must_use]
-pub struct Live {
+pub struct Proxy {
     sources: HashMap<String, ApiDef>,
+    clients: HashMap<String, courier_client::Client>,
+    failed: Option<String>,
+    http_path: String,
+    body_limit: usize,
     sse_path: String,
-    ws_path: String,
+    ws_path: Option<String>,
     keep_alive: Duration,
     buffer: usize,
     max_message_size: usize,
 }
 
-impl Default for Live {
+impl Default for Proxy {
     fn default() -> Self {
         Self::new()
     }
 }
 
-impl Live {
-    /// No sources yet; streams at `/api/sse`, channels at `/api/ws`, a keep-alive comment every
-    /// 15 s, a buffer of 256 messages per subscriber, messages up to 1 MiB.
+impl Proxy {
+    /// No sources yet; calls at `/api/request` (bodies up to 1 MiB), streams at `/api/sse`,
+    /// channels nowhere until [`Proxy::ws_path`] is set, a keep-alive comment every 15 s, a buffer of 256 messages per
+    /// subscriber, channel messages up to 1 MiB.
     pub fn new() -> Self {
         Self {
             sources: HashMap::new(),
+            clients: HashMap::new(),
+            failed: None,
+            http_path: "/api/request".to_owned(),
+            body_limit: 1024 * 1024,
             sse_path: "/api/sse".to_owned(),
-            ws_path: "/api/ws".to_owned(),
+            ws_path: None,
             keep_alive: Duration::from_secs(15),
             buffer: 256,
             max_message_size: 1024 * 1024,
@@ -109,7 +131,43 @@ impl Live {
 
     /// Serves `api`'s implemented streams and channels as source `name` (the `_s` parameter).
     pub fn source(mut self, name: impl Into<String>, api: ApiDef) -> Self {
-        self.sources.insert(name.into(), api);
+        let name = name.into();
+        match courier_client::Client::new(api.clone()) {
+            Ok(client) => {
+                self.clients.insert(name.clone(), client);
+            }
+            Err(e) => {
+                self.failed
+                    .get_or_insert_with(|| format!("source `{name}`: {e}"));
+            }
+        }
+        self.sources.insert(name, api);
+        self
+    }
+
+    /// Calls `name`'s HTTP endpoints through `client` (its transport, retry policy and layers)
+    /// instead of a default [`Client`](courier_client::Client) of the source's definition.
+    pub fn source_client(
+        mut self,
+        name: impl Into<String>,
+        client: courier_client::Client,
+    ) -> Self {
+        let name = name.into();
+        self.sources.insert(name.clone(), client.api().clone());
+        self.clients.insert(name, client);
+        self
+    }
+
+    /// The path of HTTP calls. Default `/api/request`.
+    pub fn http_path(mut self, path: impl Into<String>) -> Self {
+        self.http_path = path.into();
+        self
+    }
+
+    /// The largest request body a call may carry, in bytes; a larger one is refused with 413.
+    /// Default 1 MiB.
+    pub fn body_limit(mut self, bytes: usize) -> Self {
+        self.body_limit = bytes;
         self
     }
 
@@ -119,9 +177,10 @@ impl Live {
         self
     }
 
-    /// The path of channels. Default `/api/ws`.
+    /// The path of channels. No default (as the specification's `proxyPath.ws`): without
+    /// one, channels are not served.
     pub fn ws_path(mut self, path: impl Into<String>) -> Self {
-        self.ws_path = path.into();
+        self.ws_path = Some(path.into());
         self
     }
 
@@ -144,22 +203,44 @@ impl Live {
         self
     }
 
-    /// The axum router serving both paths.
-    pub fn into_router(self) -> Router {
+    /// The axum router serving the three paths.
+    ///
+    /// # Errors
+    ///
+    /// When a source's client cannot be built (its transport: a bad certificate or proxy).
+    pub fn into_router(self) -> Result<Router, ProxyError> {
+        if let Some(failed) = self.failed {
+            return Err(ProxyError(failed));
+        }
+        let http_path = self.http_path.clone();
         let sse_path = self.sse_path.clone();
-        let ws_path = self.ws_path.clone();
-        Router::new()
-            .route(&sse_path, get(serve_stream))
-            .route(&ws_path, get(serve_channel))
-            .with_state(Arc::new(self))
+        let mut router = Router::new()
+            .route(&http_path, any(call::serve_call))
+            .route(&sse_path, get(serve_stream));
+        if let Some(ws_path) = self.ws_path.clone() {
+            router = router.route(&ws_path, get(serve_channel));
+        }
+        Ok(router.with_state(Arc::new(self)))
     }
 }
 
-impl fmt::Debug for Live {
+/// A source's client could not be built.
+#[derive(Debug)]
+pub struct ProxyError(String);
+
+impl fmt::Display for ProxyError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "cannot build the proxy: {}", self.0)
+    }
+}
+
+impl std::error::Error for ProxyError {}
+
+impl fmt::Debug for Proxy {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let mut sources: Vec<&str> = self.sources.keys().map(String::as_str).collect();
         sources.sort_unstable();
-        f.debug_struct("Live")
+        f.debug_struct("Proxy")
             .field("sources", &sources)
             .field("sse_path", &self.sse_path)
             .field("ws_path", &self.ws_path)
@@ -172,13 +253,21 @@ impl fmt::Debug for Live {
 
 /// A refusal: its status, and `{"error": {"code", "message"}}`.
 #[derive(Debug)]
-struct Refusal {
-    status: StatusCode,
-    code: &'static str,
-    message: String,
+pub(crate) struct Refusal {
+    pub(crate) status: StatusCode,
+    pub(crate) code: &'static str,
+    pub(crate) message: String,
 }
 
 impl Refusal {
+    fn method(message: String) -> Self {
+        Self {
+            status: StatusCode::METHOD_NOT_ALLOWED,
+            code: "METHOD_NOT_ALLOWED",
+            message,
+        }
+    }
+
     fn not_found(message: String) -> Self {
         Self {
             status: StatusCode::NOT_FOUND,
@@ -204,8 +293,8 @@ impl IntoResponse for Refusal {
 }
 
 /// The exposed endpoint and the variables a query addresses.
-fn address(
-    live: &Live,
+pub(crate) fn address(
+    live: &Proxy,
     query: &HashMap<String, String>,
 ) -> Result<(ApiDef, Arc<ResolvedEndpoint>, Value), Refusal> {
     let param = |name: &str| {
@@ -238,7 +327,7 @@ fn address(
 }
 
 async fn serve_stream(
-    State(live): State<Arc<Live>>,
+    State(live): State<Arc<Proxy>>,
     Query(query): Query<HashMap<String, String>>,
     headers: HeaderMap,
 ) -> Result<Response, Refusal> {
@@ -301,7 +390,7 @@ async fn serve_stream(
 }
 
 async fn serve_channel(
-    State(live): State<Arc<Live>>,
+    State(live): State<Arc<Proxy>>,
     Query(query): Query<HashMap<String, String>>,
     upgrade: WebSocketUpgrade,
 ) -> Result<Response, Refusal> {

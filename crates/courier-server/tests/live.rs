@@ -1,11 +1,11 @@
-//! `Live` over real sockets on 127.0.0.1: implemented streams over SSE, channels over
+//! `Proxy` over real sockets on 127.0.0.1: implemented streams over SSE, channels over
 //! WebSocket (tokio-tungstenite as the subscriber), refusals, topics, limits, slow subscribers.
 
 use courier_core::{
     ApiDef, BoxError, ChannelEndpoint, ChannelHandler, ChannelHandlers, Event, GroupDef, Peer,
     StreamEndpoint, StreamHandler, StreamRequest,
 };
-use courier_server::Live;
+use courier_server::Proxy;
 use futures_util::{SinkExt, StreamExt};
 use serde_json::{json, Value};
 use std::net::SocketAddr;
@@ -87,12 +87,14 @@ async fn serve() -> Served {
         )
         .build()
         .unwrap();
-    let app = Live::new()
+    let app = Proxy::new()
         .source("demo", api.clone())
+        .ws_path("/api/ws")
         .keep_alive(Duration::from_millis(100))
         .buffer(16)
         .max_message_size(256)
-        .into_router();
+        .into_router()
+        .expect("the proxy builds");
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
     tokio::spawn(async move { axum::serve(listener, app).await });

@@ -455,6 +455,43 @@ impl Client {
             .map_err(|e| e.with_endpoint(endpoint.path()))
     }
 
+    /// Calls the endpoint at `path` and hands back the upstream response as it came — status,
+    /// headers and the body unread (streaming) — whatever its status: what a proxy passes on.
+    /// The call goes through the endpoint's whole layer stack as [`Client::call`] does; the
+    /// timeout bounds the response head only.
+    ///
+    /// # Errors
+    ///
+    /// An unknown path (`ENDPOINT_NOT_IN_ROUTES`), variables the endpoint cannot use, a layer's
+    /// refusal (499, 403), a timeout, or a network failure. An upstream status of 400 or more is
+    /// not an error here.
+    pub async fn forward(
+        &self,
+        path: &str,
+        variables: Value,
+        options: Option<&CallOptions>,
+    ) -> Result<Response<Body>, Error> {
+        let endpoint = self.inner.api.endpoint(path).ok_or_else(|| {
+            Error::from(
+                courier_core::ConfigurationError::new(
+                    courier_core::ErrorCode::EndpointNotInRoutes,
+                    format!("`{path}` is not an endpoint of this API"),
+                )
+                .at(path),
+            )
+        })?;
+        let mut request = self
+            .request(endpoint, Variables::Json(variables), options)
+            .await
+            .map_err(|e| e.with_endpoint(path))?;
+        request
+            .extensions_mut()
+            .insert(endpoint.meta().with_call(options));
+        self.dispatch(endpoint, request, options)
+            .await
+            .map_err(|e| e.with_endpoint(path))
+    }
+
     /// The settings of the sockets this client's channels open.
     pub(crate) fn ws_options(&self) -> &courier_core::WsOptions {
         &self.inner.ws

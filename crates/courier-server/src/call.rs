@@ -1,0 +1,173 @@
+//! The proxy's HTTP route: one call of an exposed HTTP endpoint per browser request, through
+//! the source's [`Client`] with the browser's request as the served context.
+
+use crate::{address, Proxy, Refusal};
+use axum::body::Body as AxumBody;
+use axum::extract::{ConnectInfo, Query, State};
+use axum::http::{HeaderMap, HeaderName, Method, Request, StatusCode};
+use axum::response::{IntoResponse, Response};
+use axum::Json;
+use courier_client::Error;
+use courier_core::context::ServedRequest;
+use courier_core::{CallOptions, EndpointDef, Kind};
+use http::header::{CONTENT_ENCODING, CONTENT_LENGTH, CONTENT_TYPE, COOKIE, SET_COOKIE};
+use serde_json::{json, Value};
+use std::collections::HashMap;
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+/// Headers the allow-lists never govern: the proxy sets them itself.
+fn is_message_header(name: &HeaderName) -> bool {
+    name == CONTENT_TYPE || name == CONTENT_LENGTH || name == CONTENT_ENCODING
+}
+
+/// The names a call of this endpoint lets through, both ways: the source's `allowed_headers`
+/// and the endpoint's `.headers([...])`.
+fn allowed(
+    api: &courier_core::ApiDef,
+    endpoint: &courier_core::ResolvedEndpoint,
+) -> Vec<HeaderName> {
+    let mut names = api.options().allowed_headers.clone();
+    for name in &endpoint.definition().options().headers {
+        if let Ok(name) = HeaderName::try_from(name.as_str()) {
+            names.push(name);
+        }
+    }
+    names.retain(|name| !is_message_header(name));
+    names
+}
+
+/// The refusal for a call that failed before an upstream response came.
+fn failure(error: &Error) -> Response {
+    if let Some(http) = error.http_error() {
+        // A layer's own refusal: cancelled (499), the session's checks (403).
+        return (http.status, Json(http.data.clone())).into_response();
+    }
+    let (status, code) = if error.is_timeout() {
+        (StatusCode::GATEWAY_TIMEOUT, "UPSTREAM_TIMEOUT")
+    } else if error.is_configuration() {
+        (StatusCode::BAD_REQUEST, "BAD_REQUEST")
+    } else {
+        (StatusCode::BAD_GATEWAY, "UPSTREAM_UNREACHABLE")
+    };
+    let body = json!({ "error": { "code": code, "message": error.to_string() } });
+    (status, Json(body)).into_response()
+}
+
+pub(crate) async fn serve_call(
+    State(proxy): State<Arc<Proxy>>,
+    Query(query): Query<HashMap<String, String>>,
+    request: Request<AxumBody>,
+) -> Result<Response, Refusal> {
+    let (parts, body) = request.into_parts();
+    let method = parts.method.clone();
+    if method != Method::GET && method != Method::POST {
+        return Err(Refusal::method(format!(
+            "the proxy takes GET and POST, not {method}"
+        )));
+    }
+    let (api, endpoint, get_variables) = address(&proxy, &query)?;
+    let EndpointDef::Http(http) = endpoint.definition() else {
+        return Err(Refusal::not_found(format!(
+            "`{}` is a stream or a channel: call it at the proxy's sse or ws path",
+            endpoint.path()
+        )));
+    };
+    let variables = if method == Method::GET {
+        if http.kind() == Kind::Mutation {
+            return Err(Refusal::method(format!(
+                "`{}` writes: call it with POST",
+                endpoint.path()
+            )));
+        }
+        if http.is_sensitive() {
+            return Err(Refusal::method(format!(
+                "`{}` has sensitive variables: call it with POST",
+                endpoint.path()
+            )));
+        }
+        get_variables
+    } else {
+        let is_json = parts
+            .headers
+            .get(CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+            .is_none_or(|v| v.starts_with("application/json"));
+        if !is_json {
+            return Err(Refusal {
+                status: StatusCode::UNSUPPORTED_MEDIA_TYPE,
+                code: "UNSUPPORTED_MEDIA_TYPE",
+                message: "a POST to the proxy carries `{\"variables\": …}` as application/json"
+                    .to_owned(),
+            });
+        }
+        let bytes = axum::body::to_bytes(body, proxy.body_limit)
+            .await
+            .map_err(|_| Refusal {
+                status: StatusCode::PAYLOAD_TOO_LARGE,
+                code: "PAYLOAD_TOO_LARGE",
+                message: format!("the request body is over {} bytes", proxy.body_limit),
+            })?;
+        if bytes.is_empty() {
+            Value::Null
+        } else {
+            let body: Value = serde_json::from_slice(&bytes)
+                .map_err(|e| Refusal::bad_request(format!("the body is not JSON: {e}")))?;
+            match body {
+                Value::Object(mut body) => body.remove("variables").unwrap_or(Value::Null),
+                _ => {
+                    return Err(Refusal::bad_request(
+                        "the body is `{\"variables\": …}`".to_owned(),
+                    ))
+                }
+            }
+        }
+    };
+
+    // The browser's headers that may reach the upstream: allow-listed, not one the source sets.
+    let names = allowed(&api, &endpoint);
+    let mut options = CallOptions::new();
+    for name in &names {
+        if api.options().headers.contains_key(name) {
+            continue;
+        }
+        for value in parts.headers.get_all(name) {
+            options = options.header(name.clone(), value.clone());
+        }
+    }
+    let peer = parts
+        .extensions
+        .get::<ConnectInfo<SocketAddr>>()
+        .map(|ConnectInfo(addr)| *addr);
+    let served = ServedRequest::new(parts, peer);
+    let options = options.context(served.clone());
+
+    let Some(client) = proxy.clients.get(&query["_s"]) else {
+        return Err(Refusal::not_found("no such source".to_owned()));
+    };
+    let upstream = match client
+        .forward(endpoint.path(), variables, Some(&options))
+        .await
+    {
+        Ok(upstream) => upstream,
+        Err(e) => return Ok(failure(&e)),
+    };
+    let (upstream, body) = upstream.into_parts();
+    let mut headers = HeaderMap::new();
+    for (name, value) in &upstream.headers {
+        let passes = is_message_header(name) || (names.contains(name) && name != COOKIE);
+        if passes {
+            headers.append(name.clone(), value.clone());
+        }
+    }
+    // What the layers collected for the served response (the session's set-cookie pass-back).
+    for (name, value) in &served.take_response_headers() {
+        if name != SET_COOKIE || !headers.get_all(SET_COOKIE).iter().any(|v| v == value) {
+            headers.append(name.clone(), value.clone());
+        }
+    }
+    let mut response = Response::new(AxumBody::new(body));
+    *response.status_mut() = upstream.status;
+    *response.headers_mut() = headers;
+    Ok(response)
+}

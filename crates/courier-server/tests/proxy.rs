@@ -1,0 +1,473 @@
+//! The proxy's HTTP route over real sockets: a browser's request (raw HTTP/1.1 on 127.0.0.1) →
+//! `Proxy` → the source's client and layers → a recording axum backend, and back.
+
+use axum::extract::{Path, RawQuery};
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::IntoResponse;
+use axum::routing::{get, post};
+use axum::{Json, Router};
+use courier_core::{ApiDef, CacheOptions, ForwardOptions, GroupDef, HttpEndpoint};
+use courier_server::Proxy;
+use serde_json::{json, Value};
+use std::net::SocketAddr;
+use std::time::Duration;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+fn pick(headers: &HeaderMap, name: &str) -> Value {
+    let values: Vec<&str> = headers
+        .get_all(name)
+        .iter()
+        .map(|v| v.to_str().unwrap())
+        .collect();
+    match values.as_slice() {
+        [] => Value::Null,
+        [one] => json!(one),
+        many => json!(many),
+    }
+}
+
+/// What the backend saw, echoed as JSON, with headers the proxy must filter on the way back.
+fn seen(
+    method: &str,
+    path: String,
+    query: Option<String>,
+    headers: &HeaderMap,
+    body: Value,
+) -> impl IntoResponse {
+    let echo = json!({
+        "method": method,
+        "path": path,
+        "query": query,
+        "x-api-key": pick(headers, "x-api-key"),
+        "x-tenant": pick(headers, "x-tenant"),
+        "x-secret": pick(headers, "x-secret"),
+        "cookie": pick(headers, "cookie"),
+        "x-forwarded-for": pick(headers, "x-forwarded-for"),
+        "body": body,
+    });
+    (
+        [
+            ("x-tenant", "acme"),
+            ("x-internal", "do-not-leak"),
+            ("set-cookie", "upstream=1; Path=/"),
+        ],
+        Json(echo),
+    )
+}
+
+async fn backend() -> SocketAddr {
+    let app = Router::new()
+        .route(
+            "/users/{id}",
+            get(
+                |Path(id): Path<String>, RawQuery(q): RawQuery, h: HeaderMap| async move {
+                    if id == "404" {
+                        return (
+                            StatusCode::NOT_FOUND,
+                            Json(json!({ "error": "no such user" })),
+                        )
+                            .into_response();
+                    }
+                    if id == "slow" {
+                        tokio::time::sleep(Duration::from_secs(3)).await;
+                    }
+                    seen("GET", format!("/users/{id}"), q, &h, Value::Null).into_response()
+                },
+            ),
+        )
+        .route(
+            "/users",
+            post(|h: HeaderMap, Json(body): Json<Value>| async move {
+                seen("POST", "/users".into(), None, &h, body)
+            }),
+        );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    addr
+}
+
+fn api(upstream: SocketAddr) -> ApiDef {
+    ApiDef::builder()
+        .base_url(format!("http://{upstream}"))
+        .header("x-api-key", "secret")
+        .allowed_headers(["x-tenant", "x-api-key"])
+        .forward(ForwardOptions::new().client_address(true))
+        .group(
+            "users",
+            GroupDef::new()
+                .prefix("/users")
+                .expose(true)
+                .endpoint("get", HttpEndpoint::get("/:id").cache(CacheOptions::new()))
+                .endpoint("create", HttpEndpoint::post(""))
+                .endpoint("secret", HttpEndpoint::get("/:id").sensitive_variables())
+                .endpoint(
+                    "cookies",
+                    HttpEndpoint::get("/:id").headers(["cookie", "set-cookie"]),
+                )
+                .endpoint(
+                    "slow",
+                    HttpEndpoint::get("/slow").timeout(Duration::from_millis(200)),
+                ),
+        )
+        .group(
+            "admin",
+            GroupDef::new().endpoint("get", HttpEndpoint::get("/users/:id")),
+        )
+        .build()
+        .unwrap()
+}
+
+async fn proxy(upstream: SocketAddr) -> SocketAddr {
+    let app = Proxy::new()
+        .source("demo", api(upstream))
+        .source("down", {
+            let port = std::net::TcpListener::bind("127.0.0.1:0")
+                .unwrap()
+                .local_addr()
+                .unwrap()
+                .port();
+            ApiDef::builder()
+                .base_url(format!("http://127.0.0.1:{port}"))
+                .group(
+                    "g",
+                    GroupDef::new()
+                        .expose(true)
+                        .endpoint("ping", HttpEndpoint::get("/ping")),
+                )
+                .build()
+                .unwrap()
+        })
+        .body_limit(256)
+        .into_router()
+        .unwrap();
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move {
+        axum::serve(
+            listener,
+            app.into_make_service_with_connect_info::<SocketAddr>(),
+        )
+        .await
+    });
+    addr
+}
+
+struct Reply {
+    status: u16,
+    headers: Vec<(String, String)>,
+    body: Value,
+}
+
+impl Reply {
+    fn header(&self, name: &str) -> Vec<&str> {
+        self.headers
+            .iter()
+            .filter(|(n, _)| n == name)
+            .map(|(_, v)| v.as_str())
+            .collect()
+    }
+}
+
+/// One raw HTTP/1.1 request, read to the end.
+async fn send(
+    addr: SocketAddr,
+    method: &str,
+    target: &str,
+    headers: &[(&str, &str)],
+    body: &str,
+) -> Reply {
+    let mut tcp = tokio::net::TcpStream::connect(addr).await.unwrap();
+    let mut request = format!("{method} {target} HTTP/1.1\r\nhost: app\r\nconnection: close\r\n");
+    for (name, value) in headers {
+        request.push_str(&format!("{name}: {value}\r\n"));
+    }
+    request.push_str(&format!("content-length: {}\r\n\r\n{body}", body.len()));
+    tcp.write_all(request.as_bytes()).await.unwrap();
+    let mut raw = Vec::new();
+    tokio::time::timeout(Duration::from_secs(10), tcp.read_to_end(&mut raw))
+        .await
+        .expect("an answer within 10 s")
+        .unwrap();
+    let text = String::from_utf8(raw).unwrap();
+    let (head, body) = text.split_once("\r\n\r\n").unwrap();
+    let mut lines = head.lines();
+    let status = lines
+        .next()
+        .unwrap()
+        .split(' ')
+        .nth(1)
+        .unwrap()
+        .parse()
+        .unwrap();
+    let headers = lines
+        .map(|l| {
+            let (n, v) = l.split_once(": ").unwrap();
+            (n.to_ascii_lowercase(), v.to_owned())
+        })
+        .collect();
+    // Chunked bodies: take the JSON between the chunk sizes.
+    let body = if head
+        .to_ascii_lowercase()
+        .contains("transfer-encoding: chunked")
+    {
+        body.split("\r\n")
+            .filter(|l| l.starts_with('{') || l.starts_with('['))
+            .collect::<String>()
+    } else {
+        body.to_owned()
+    };
+    let body = serde_json::from_str(&body).unwrap_or(Value::String(body));
+    Reply {
+        status,
+        headers,
+        body,
+    }
+}
+
+fn q(group: &str, name: &str, variables: Option<Value>) -> String {
+    let mut target = format!("/api/request?_s=demo&_g={group}&_m={name}");
+    if let Some(v) = variables {
+        let encoded: String = v
+            .to_string()
+            .bytes()
+            .map(|b| match b {
+                b'a'..=b'z' | b'A'..=b'Z' | b'0'..=b'9' => (b as char).to_string(),
+                _ => format!("%{b:02X}"),
+            })
+            .collect();
+        target.push_str(&format!("&_v={encoded}"));
+    }
+    target
+}
+
+#[tokio::test]
+async fn a_read_over_get_with_headers_filtered_both_ways() {
+    let proxy = proxy(backend().await).await;
+    let reply = send(
+        proxy,
+        "GET",
+        &q("users", "get", Some(json!({ "id": 7, "fields": "name" }))),
+        &[
+            ("x-tenant", "acme"),
+            ("x-secret", "nope"),
+            ("x-api-key", "evil"),
+            ("cookie", "sid=abc"),
+        ],
+        "",
+    )
+    .await;
+    assert_eq!(reply.status, 200, "{:?}", reply.body);
+    let b = &reply.body;
+    assert_eq!(
+        (b["method"].as_str(), b["path"].as_str()),
+        (Some("GET"), Some("/users/7"))
+    );
+    assert_eq!(b["query"], "fields=name");
+    assert_eq!(b["x-tenant"], "acme", "an allowed header crosses");
+    assert_eq!(b["x-secret"], Value::Null, "one not allowed does not");
+    assert_eq!(
+        b["x-api-key"], "secret",
+        "the source's header wins over the browser's"
+    );
+    assert_eq!(b["cookie"], Value::Null, "cookies only where named");
+    assert!(
+        b["x-forwarded-for"].as_str().unwrap().contains("127.0.0.1"),
+        "{b}"
+    );
+    assert_eq!(reply.header("content-type"), ["application/json"]);
+    assert_eq!(
+        reply.header("x-tenant"),
+        ["acme"],
+        "allowed on the way back too"
+    );
+    assert!(reply.header("x-internal").is_empty());
+    assert!(reply.header("set-cookie").is_empty());
+}
+
+#[tokio::test]
+async fn cookies_cross_only_where_the_endpoint_names_them() {
+    let proxy = proxy(backend().await).await;
+    let reply = send(
+        proxy,
+        "GET",
+        &q("users", "cookies", Some(json!({ "id": 1 }))),
+        &[("cookie", "sid=abc")],
+        "",
+    )
+    .await;
+    assert_eq!(reply.status, 200);
+    assert_eq!(reply.body["cookie"], "sid=abc");
+    assert_eq!(reply.header("set-cookie"), ["upstream=1; Path=/"]);
+}
+
+#[tokio::test]
+async fn writes_go_as_post_with_their_variables() {
+    let proxy = proxy(backend().await).await;
+    let reply = send(
+        proxy,
+        "POST",
+        &q("users", "create", None),
+        &[("content-type", "application/json")],
+        r#"{"variables":{"name":"Ada"}}"#,
+    )
+    .await;
+    assert_eq!(reply.status, 200, "{:?}", reply.body);
+    assert_eq!(reply.body["body"], json!({ "name": "Ada" }));
+    // A sensitive read goes as POST too.
+    let reply = send(
+        proxy,
+        "POST",
+        &q("users", "secret", None),
+        &[("content-type", "application/json")],
+        r#"{"variables":{"id":3}}"#,
+    )
+    .await;
+    assert_eq!(
+        (reply.status, reply.body["path"].as_str()),
+        (200, Some("/users/3"))
+    );
+}
+
+#[tokio::test]
+async fn refusals_are_json_with_a_status_and_a_code() {
+    let proxy = proxy(backend().await).await;
+    let long = format!(r#"{{"variables":{{"name":"{}"}}}}"#, "x".repeat(300));
+    let json_type = [("content-type", "application/json")];
+    // method, target, headers, body, status, code
+    type Case<'a> = (
+        &'a str,
+        String,
+        &'a [(&'a str, &'a str)],
+        &'a str,
+        u16,
+        &'a str,
+    );
+    let cases: Vec<Case<'_>> = vec![
+        (
+            "GET",
+            q("users", "create", None),
+            &[],
+            "",
+            405,
+            "METHOD_NOT_ALLOWED",
+        ),
+        (
+            "GET",
+            q("users", "secret", Some(json!({ "id": 1 }))),
+            &[],
+            "",
+            405,
+            "METHOD_NOT_ALLOWED",
+        ),
+        (
+            "PUT",
+            q("users", "get", None),
+            &[],
+            "",
+            405,
+            "METHOD_NOT_ALLOWED",
+        ),
+        (
+            "GET",
+            q("admin", "get", Some(json!({ "id": 1 }))),
+            &[],
+            "",
+            404,
+            "ENDPOINT_NOT_IN_ROUTES",
+        ),
+        (
+            "GET",
+            q("users", "nope", None),
+            &[],
+            "",
+            404,
+            "ENDPOINT_NOT_IN_ROUTES",
+        ),
+        (
+            "GET",
+            "/api/request?_s=demo&_g=users&_m=get&_v=%7Bx".into(),
+            &[],
+            "",
+            400,
+            "BAD_REQUEST",
+        ),
+        (
+            "GET",
+            "/api/request?_g=users&_m=get".into(),
+            &[],
+            "",
+            400,
+            "BAD_REQUEST",
+        ),
+        (
+            "POST",
+            q("users", "create", None),
+            &json_type,
+            &long,
+            413,
+            "PAYLOAD_TOO_LARGE",
+        ),
+        (
+            "POST",
+            q("users", "create", None),
+            &[("content-type", "text/plain")],
+            "hi",
+            415,
+            "UNSUPPORTED_MEDIA_TYPE",
+        ),
+        (
+            "POST",
+            q("users", "create", None),
+            &json_type,
+            "[1]",
+            400,
+            "BAD_REQUEST",
+        ),
+        (
+            "GET",
+            q("users", "get", Some(json!({}))),
+            &[],
+            "",
+            400,
+            "BAD_REQUEST",
+        ),
+    ];
+    for (method, target, headers, body, status, code) in cases {
+        let reply = send(proxy, method, &target, headers, body).await;
+        assert_eq!(reply.status, status, "{method} {target}: {:?}", reply.body);
+        assert_eq!(
+            reply.body["error"]["code"], code,
+            "{method} {target}: {:?}",
+            reply.body
+        );
+        assert!(reply.body["error"]["message"].is_string());
+    }
+}
+
+#[tokio::test]
+async fn upstream_errors_pass_through_and_failures_are_502_or_504() {
+    let proxy = proxy(backend().await).await;
+    let reply = send(
+        proxy,
+        "GET",
+        &q("users", "get", Some(json!({ "id": "404" }))),
+        &[],
+        "",
+    )
+    .await;
+    assert_eq!(
+        (reply.status, &reply.body),
+        (404, &json!({ "error": "no such user" }))
+    );
+    let reply = send(proxy, "GET", &q("users", "slow", None), &[], "").await;
+    assert_eq!(
+        (reply.status, reply.body["error"]["code"].as_str()),
+        (504, Some("UPSTREAM_TIMEOUT"))
+    );
+    let reply = send(proxy, "GET", "/api/request?_s=down&_g=g&_m=ping", &[], "").await;
+    assert_eq!(
+        (reply.status, reply.body["error"]["code"].as_str()),
+        (502, Some("UPSTREAM_UNREACHABLE"))
+    );
+}
