@@ -4,6 +4,7 @@
 use crate::commands::call::CallArgs;
 use crate::commands::check::CheckArgs;
 use crate::commands::routes::RoutesArgs;
+use crate::commands::serve::ServeArgs;
 use clap::{Parser, Subcommand};
 
 /// Declare remote HTTP APIs in courier.toml, and check, call and serve them.
@@ -13,7 +14,7 @@ use clap::{Parser, Subcommand};
     version,
     about,
     propagate_version = true,
-    after_help = "`serve` (the proxy route) comes with the proxy. Outputs and exit codes: docs/CLI.md."
+    after_help = "Outputs and exit codes: docs/CLI.md."
 )]
 pub(crate) struct Cli {
     /// What to do.
@@ -37,6 +38,9 @@ pub(crate) enum Command {
     /// Write the routes record of a source's exposed endpoints (JSON, or TypeScript with
     /// `--ts`); `--check` fails when `--out` is stale.
     Routes(RoutesArgs),
+    /// Serve the proxy route for every source in the file, at its `[proxy]` paths, until
+    /// Ctrl-C or SIGTERM; prints `listening on http://ADDR` once bound.
+    Serve(ServeArgs),
 }
 
 const CALL_EXAMPLES: &str = "\

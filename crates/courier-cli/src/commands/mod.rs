@@ -4,6 +4,7 @@
 pub(crate) mod call;
 pub(crate) mod check;
 pub(crate) mod routes;
+pub(crate) mod serve;
 
 use crate::cli::Command;
 use std::process::ExitCode;
@@ -14,5 +15,6 @@ pub(crate) fn run(command: Command) -> ExitCode {
         Command::Call(args) => call::run(&args),
         Command::Check(args) => check::run(&args),
         Command::Routes(args) => routes::run(&args),
+        Command::Serve(args) => serve::run(&args),
     }
 }

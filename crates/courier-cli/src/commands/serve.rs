@@ -1,0 +1,116 @@
+//! `courier serve --config FILE --listen ADDR`: the proxy route for every source in the file,
+//! at the paths of its `[proxy]` table, until Ctrl-C or SIGTERM.
+//!
+//! Once the socket is bound it prints `listening on http://ADDR` (the bound address, so
+//! `--listen 127.0.0.1:0` tells the port it got) on stdout. On Ctrl-C or SIGTERM it stops
+//! accepting, lets the requests in flight finish, and exits 0. A file that does not load, a
+//! source whose client cannot be built, and an address that cannot be bound are configuration
+//! errors (exit 2).
+
+use crate::report;
+use clap::Args;
+use courier_core::config::Config;
+use courier_core::{ConfigurationError, ErrorCode};
+use courier_server::Proxy;
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+/// `courier serve`'s arguments.
+#[derive(Debug, Args)]
+pub(crate) struct ServeArgs {
+    /// The config file.
+    #[arg(long, short = 'c', value_name = "FILE")]
+    pub(crate) config: PathBuf,
+
+    /// The address to listen on, e.g. `127.0.0.1:8080` (port 0: any free port).
+    #[arg(
+        long,
+        short = 'l',
+        value_name = "ADDR",
+        default_value = "127.0.0.1:8080"
+    )]
+    pub(crate) listen: SocketAddr,
+}
+
+/// Serves until a shutdown signal.
+pub(crate) fn run(args: &ServeArgs) -> ExitCode {
+    let config = match Config::from_path(&args.config) {
+        Ok(config) => config,
+        Err(err) => return report::configuration_error(&err),
+    };
+    let paths = config.proxy().clone();
+    let mut proxy = Proxy::new().http_path(paths.http).sse_path(paths.sse);
+    if let Some(ws) = paths.ws {
+        proxy = proxy.ws_path(ws);
+    }
+    for (name, api) in config.into_sources() {
+        proxy = proxy.source(name, api);
+    }
+    let router = match proxy.into_router() {
+        Ok(router) => router,
+        Err(e) => {
+            return report::configuration_error(&ConfigurationError::new(
+                ErrorCode::SourceTransportInvalid,
+                e.to_string(),
+            ))
+        }
+    };
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(runtime) => runtime,
+        Err(e) => {
+            return report::configuration_error(&ConfigurationError::new(
+                ErrorCode::ConfigIo,
+                format!("cannot start the async runtime: {e}"),
+            ))
+        }
+    };
+    runtime.block_on(async move {
+        let listener = match tokio::net::TcpListener::bind(args.listen).await {
+            Ok(listener) => listener,
+            Err(e) => {
+                return report::configuration_error(&ConfigurationError::new(
+                    ErrorCode::ConfigIo,
+                    format!("cannot listen on {}: {e}", args.listen),
+                ))
+            }
+        };
+        let bound = listener.local_addr().unwrap_or(args.listen);
+        report::stdout_line(&format!("listening on http://{bound}"));
+        let served = axum::serve(
+            listener,
+            router.into_make_service_with_connect_info::<SocketAddr>(),
+        )
+        .with_graceful_shutdown(shutdown())
+        .await;
+        match served {
+            Ok(()) => report::OK,
+            Err(e) => report::no_response("other", &format!("the server stopped: {e}")),
+        }
+    })
+}
+
+/// Resolves on Ctrl-C or SIGTERM.
+async fn shutdown() {
+    let interrupt = async {
+        let _ = tokio::signal::ctrl_c().await;
+    };
+    #[cfg(unix)]
+    let terminate = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut signal) => {
+                signal.recv().await;
+            }
+            Err(_) => std::future::pending().await,
+        }
+    };
+    #[cfg(not(unix))]
+    let terminate = std::future::pending::<()>();
+    tokio::select! {
+        () = interrupt => {},
+        () = terminate => {},
+    }
+}
