@@ -37,23 +37,6 @@ fn allowed(
     names
 }
 
-/// The refusal for a call that failed before an upstream response came.
-fn failure(error: &Error) -> Response {
-    if let Some(http) = error.http_error() {
-        // A layer's own refusal: cancelled (499), the session's checks (403).
-        return (http.status, Json(http.data.clone())).into_response();
-    }
-    let (status, code) = if error.is_timeout() {
-        (StatusCode::GATEWAY_TIMEOUT, "UPSTREAM_TIMEOUT")
-    } else if error.is_configuration() {
-        (StatusCode::BAD_REQUEST, "BAD_REQUEST")
-    } else {
-        (StatusCode::BAD_GATEWAY, "UPSTREAM_UNREACHABLE")
-    };
-    let body = json!({ "error": { "code": code, "message": error.to_string() } });
-    (status, Json(body)).into_response()
-}
-
 pub(crate) async fn serve_call(
     State(proxy): State<Arc<Proxy>>,
     Query(query): Query<HashMap<String, String>>,
@@ -124,8 +107,27 @@ pub(crate) async fn serve_call(
         }
     };
 
-    // The browser's headers that may reach the upstream: allow-listed, not one the source sets.
-    let names = allowed(&api, &endpoint);
+    let Some(client) = proxy.clients.get(&query["_s"]) else {
+        return Err(Refusal::not_found("no such source".to_owned()));
+    };
+    let (options, served, names) = upstream_options(&api, &endpoint, parts);
+    match client
+        .forward(endpoint.path(), variables, Some(&options))
+        .await
+    {
+        Ok(upstream) => Ok(respond(upstream, &served, &names)),
+        Err(e) => Ok(failure(&e)),
+    }
+}
+
+/// The call options of a proxied call: the browser's allow-listed headers (not one the source
+/// sets) and the browser's request as the served context; with the context and the names.
+pub(crate) fn upstream_options(
+    api: &courier_core::ApiDef,
+    endpoint: &courier_core::ResolvedEndpoint,
+    parts: http::request::Parts,
+) -> (CallOptions, ServedRequest, Vec<HeaderName>) {
+    let names = allowed(api, endpoint);
     let mut options = CallOptions::new();
     for name in &names {
         if api.options().headers.contains_key(name) {
@@ -140,18 +142,16 @@ pub(crate) async fn serve_call(
         .get::<ConnectInfo<SocketAddr>>()
         .map(|ConnectInfo(addr)| *addr);
     let served = ServedRequest::new(parts, peer);
-    let options = options.context(served.clone());
+    (options.context(served.clone()), served, names)
+}
 
-    let Some(client) = proxy.clients.get(&query["_s"]) else {
-        return Err(Refusal::not_found("no such source".to_owned()));
-    };
-    let upstream = match client
-        .forward(endpoint.path(), variables, Some(&options))
-        .await
-    {
-        Ok(upstream) => upstream,
-        Err(e) => return Ok(failure(&e)),
-    };
+/// The browser's response from the upstream's: its status, its allowed headers and the message
+/// headers, what the layers collected for the served response, and the body, streamed.
+pub(crate) fn respond(
+    upstream: http::Response<courier_core::Body>,
+    served: &ServedRequest,
+    names: &[HeaderName],
+) -> Response {
     let (upstream, body) = upstream.into_parts();
     let mut headers = HeaderMap::new();
     for (name, value) in &upstream.headers {
@@ -169,5 +169,22 @@ pub(crate) async fn serve_call(
     let mut response = Response::new(AxumBody::new(body));
     *response.status_mut() = upstream.status;
     *response.headers_mut() = headers;
-    Ok(response)
+    response
+}
+
+/// The refusal for a call that failed before an upstream response came.
+pub(crate) fn failure(error: &Error) -> Response {
+    if let Some(http) = error.http_error() {
+        // A layer's own refusal: cancelled (499), the session's checks (403).
+        return (http.status, Json(http.data.clone())).into_response();
+    }
+    let (status, code) = if error.is_timeout() {
+        (StatusCode::GATEWAY_TIMEOUT, "UPSTREAM_TIMEOUT")
+    } else if error.is_configuration() {
+        (StatusCode::BAD_REQUEST, "BAD_REQUEST")
+    } else {
+        (StatusCode::BAD_GATEWAY, "UPSTREAM_UNREACHABLE")
+    };
+    let body = json!({ "error": { "code": code, "message": error.to_string() } });
+    (status, Json(body)).into_response()
 }

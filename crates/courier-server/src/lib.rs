@@ -33,7 +33,10 @@
 //!   [`Proxy::max_message_size`] with 1009; an `on_join` refusal closes with 1008 and its
 //!   reason; a subscriber that falls more than [`Proxy::buffer`] messages behind is closed with
 //!   1013; when a push channel ends, 1000. An `on_message` error is logged and the socket stays.
-//! - Streams and channels served by another process are not proxied yet (404).
+//! - **Remote streams** (`.get()`, `.via()`) are proxied: the opening request goes through the
+//!   source's client with the browser's request as the served context and its `Last-Event-ID`,
+//!   and the upstream's answer comes back as it is, the event stream's bytes unchanged. Remote
+//!   channels are not proxied yet (404).
 //!
 //! ```
 //! # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
@@ -71,7 +74,7 @@ mod call;
 
 use axum::extract::ws::{CloseFrame, Message, WebSocket, WebSocketUpgrade};
 use axum::extract::{Query, State};
-use axum::http::{HeaderMap, StatusCode};
+use axum::http::StatusCode;
 use axum::response::sse::{Event as SseEvent, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{any, get};
@@ -329,17 +332,18 @@ pub(crate) fn address(
 async fn serve_stream(
     State(live): State<Arc<Proxy>>,
     Query(query): Query<HashMap<String, String>>,
-    headers: HeaderMap,
+    request: axum::http::Request<axum::body::Body>,
 ) -> Result<Response, Refusal> {
-    let (_, endpoint, variables) = address(&live, &query)?;
+    let (api, endpoint, variables) = address(&live, &query)?;
+    let (parts, _) = request.into_parts();
+    let headers = parts.headers.clone();
     let handler = match endpoint.definition() {
         EndpointDef::Stream(stream) => match stream.source() {
             StreamSource::Implemented(handler) => handler.clone(),
             _ => {
-                return Err(Refusal::not_found(format!(
-                    "`{}` is served by another process",
-                    endpoint.path()
-                )))
+                return Ok(
+                    proxy_stream(&live, &query["_s"], &api, &endpoint, variables, parts).await,
+                )
             }
         },
         _ => {
@@ -387,6 +391,39 @@ async fn serve_stream(
         .interval(live.keep_alive)
         .text("keep-alive");
     Ok(Sse::new(events).keep_alive(keep_alive).into_response())
+}
+
+/// A stream another process serves, through the source's client: the opening request with the
+/// browser's request as the served context and its `Last-Event-ID`, the upstream's answer
+/// passed back as it comes (the event stream's bytes unchanged).
+async fn proxy_stream(
+    live: &Proxy,
+    source: &str,
+    api: &ApiDef,
+    endpoint: &ResolvedEndpoint,
+    variables: Value,
+    parts: http::request::Parts,
+) -> Response {
+    let Some(client) = live.clients.get(source) else {
+        return Refusal::not_found(format!("there is no source `{source}`")).into_response();
+    };
+    let last_event_id = parts.headers.get("last-event-id").cloned();
+    let (mut options, served, mut names) = call::upstream_options(api, endpoint, parts);
+    options = options.header(
+        http::header::ACCEPT,
+        http::HeaderValue::from_static("text/event-stream"),
+    );
+    if let Some(id) = last_event_id {
+        options = options.header(http::HeaderName::from_static("last-event-id"), id);
+    }
+    names.push(http::header::CACHE_CONTROL);
+    match client
+        .forward(endpoint.path(), variables, Some(&options))
+        .await
+    {
+        Ok(upstream) => call::respond(upstream, &served, &names),
+        Err(e) => call::failure(&e),
+    }
 }
 
 async fn serve_channel(

@@ -184,10 +184,11 @@ async fn refusals_are_json_with_a_code() {
             "404",
             "ENDPOINT_NOT_IN_ROUTES",
         ),
+        // A remote stream is proxied: this one's source has no address to reach.
         (
             query("live", "remote", &Value::Null),
-            "404",
-            "ENDPOINT_NOT_IN_ROUTES",
+            "502",
+            "UPSTREAM_UNREACHABLE",
         ),
         (
             "_s=demo&_g=live&_m=ticks&_v=%7Bnot".to_owned(),

@@ -76,6 +76,19 @@ async fn backend() -> SocketAddr {
             ),
         )
         .route(
+            "/events",
+            get(|h: HeaderMap| async move {
+                let from = h
+                    .get("last-event-id")
+                    .map_or(1, |v| v.to_str().unwrap().parse::<u64>().unwrap() + 1);
+                let tenant = pick(&h, "x-tenant");
+                let body: String = (from..=3)
+                    .map(|n| format!("id: {n}\ndata: {{\"n\":{n},\"tenant\":{tenant}}}\n\n"))
+                    .collect();
+                ([("content-type", "text/event-stream")], body)
+            }),
+        )
+        .route(
             "/users",
             post(|h: HeaderMap, Json(body): Json<Value>| async move {
                 seen("POST", "/users".into(), None, &h, body)
@@ -109,6 +122,12 @@ fn api(upstream: SocketAddr) -> ApiDef {
                     "slow",
                     HttpEndpoint::get("/slow").timeout(Duration::from_millis(200)),
                 ),
+        )
+        .group(
+            "live",
+            GroupDef::new()
+                .expose(true)
+                .endpoint("feed", courier_core::StreamEndpoint::get("/events")),
         )
         .group(
             "admin",
@@ -470,4 +489,26 @@ async fn upstream_errors_pass_through_and_failures_are_502_or_504() {
         (reply.status, reply.body["error"]["code"].as_str()),
         (502, Some("UPSTREAM_UNREACHABLE"))
     );
+}
+
+#[tokio::test]
+async fn a_remote_stream_is_passed_through_with_the_last_event_id() {
+    let proxy = proxy(backend().await).await;
+    let reply = send(
+        proxy,
+        "GET",
+        "/api/sse?_s=demo&_g=live&_m=feed",
+        &[("last-event-id", "1"), ("x-tenant", "acme")],
+        "",
+    )
+    .await;
+    assert_eq!(reply.status, 200);
+    assert!(reply.header("content-type")[0].starts_with("text/event-stream"));
+    let text = reply.body.as_str().unwrap().to_owned();
+    assert!(!text.contains("\"n\":1"), "{text}");
+    assert!(
+        text.contains("id: 2\ndata: {\"n\":2,\"tenant\":\"acme\"}"),
+        "{text}"
+    );
+    assert!(text.contains("id: 3\n"), "{text}");
 }
