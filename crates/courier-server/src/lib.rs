@@ -35,8 +35,11 @@
 //!   1013; when a push channel ends, 1000. An `on_message` error is logged and the socket stays.
 //! - **Remote streams** (`.get()`, `.via()`) are proxied: the opening request goes through the
 //!   source's client with the browser's request as the served context and its `Last-Event-ID`,
-//!   and the upstream's answer comes back as it is, the event stream's bytes unchanged. Remote
-//!   channels are not proxied yet (404).
+//!   and the upstream's answer comes back as it is, the event stream's bytes unchanged.
+//! - **Remote channels** (`.connect()`, `.via()`) are proxied through the source's channel
+//!   client: the proxy waits up to 2 s for the browser's hello frame, whose `headers` (the
+//!   allow-listed names only) join the upstream handshake, then pumps messages both ways; the
+//!   upstream's close code and reason are passed on.
 //!
 //! ```
 //! # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
@@ -429,30 +432,132 @@ async fn proxy_stream(
 async fn serve_channel(
     State(live): State<Arc<Proxy>>,
     Query(query): Query<HashMap<String, String>>,
-    upgrade: WebSocketUpgrade,
+    request: axum::http::Request<axum::body::Body>,
 ) -> Result<Response, Refusal> {
+    use axum::extract::FromRequestParts;
     let (api, endpoint, variables) = address(&live, &query)?;
-    match endpoint.definition() {
-        EndpointDef::Channel(channel)
-            if matches!(channel.source(), ChannelSource::Implemented(_)) => {}
-        EndpointDef::Channel(_) => {
-            return Err(Refusal::not_found(format!(
-                "`{}` is served by another process",
-                endpoint.path()
-            )))
-        }
+    let (mut parts, _) = request.into_parts();
+    let upgrade = WebSocketUpgrade::from_request_parts(&mut parts, &())
+        .await
+        .map_err(|e| Refusal::bad_request(format!("not a WebSocket handshake: {e}")))?
+        .max_message_size(live.max_message_size)
+        .max_frame_size(live.max_message_size);
+    let remote = match endpoint.definition() {
+        EndpointDef::Channel(channel) => !matches!(channel.source(), ChannelSource::Implemented(_)),
         _ => {
             return Err(Refusal::not_found(format!(
                 "`{}` is not a channel",
                 endpoint.path()
             )))
         }
+    };
+    if remote {
+        let Some(client) = live.clients.get(&query["_s"]).cloned() else {
+            return Err(Refusal::not_found("no such source".to_owned()));
+        };
+        let (options, _served, names) = call::upstream_options(&api, &endpoint, parts);
+        let path = endpoint.path().to_owned();
+        return Ok(upgrade.on_upgrade(move |socket| {
+            proxy_socket(socket, client, path, variables, options, names)
+        }));
     }
     let buffer = live.buffer;
-    Ok(upgrade
-        .max_message_size(live.max_message_size)
-        .max_frame_size(live.max_message_size)
-        .on_upgrade(move |socket| run_socket(socket, api, endpoint, variables, buffer)))
+    Ok(upgrade.on_upgrade(move |socket| run_socket(socket, api, endpoint, variables, buffer)))
+}
+
+/// How long the proxy waits for a socket's hello frame before it connects upstream without it.
+const HELLO_WAIT: Duration = Duration::from_secs(2);
+
+/// A channel another process serves, through the source's channel client: the browser's first
+/// frame may be the hello, whose `headers` (allow-listed names only) join the upstream
+/// handshake; then messages are pumped both ways, and the upstream's close is passed on.
+async fn proxy_socket(
+    mut socket: WebSocket,
+    client: courier_client::Client,
+    path: String,
+    variables: Value,
+    mut options: courier_core::CallOptions,
+    names: Vec<http::HeaderName>,
+) {
+    let mut pending = None;
+    match tokio::time::timeout(HELLO_WAIT, socket.recv()).await {
+        Err(_elapsed) => {}
+        Ok(Some(Ok(Message::Text(text)))) => match serde_json::from_str::<Value>(text.as_str()) {
+            Ok(hello) if is_hello(&hello) => {
+                let headers = hello.get("headers").and_then(Value::as_object);
+                for (name, value) in headers.into_iter().flatten() {
+                    let (Ok(name), Some(value)) =
+                        (http::HeaderName::try_from(name.as_str()), value.as_str())
+                    else {
+                        continue;
+                    };
+                    if let (true, Ok(value)) =
+                        (names.contains(&name), http::HeaderValue::try_from(value))
+                    {
+                        options = options.header(name, value);
+                    }
+                }
+            }
+            Ok(message) => pending = Some(message),
+            Err(_) => {
+                let _ = socket.send(close(1003, "a message is JSON text")).await;
+                return;
+            }
+        },
+        Ok(_) => return,
+    }
+    let mut upstream = match client.channel(&path, variables, Some(&options)).await {
+        Ok(upstream) => upstream,
+        Err(e) => {
+            let _ = socket
+                .send(close(1011, format!("the upstream refused: {e}")))
+                .await;
+            return;
+        }
+    };
+    if let Some(message) = pending {
+        if let Err(e) = upstream.send(message) {
+            let _ = socket.send(close(1008, e.to_string())).await;
+            return;
+        }
+    }
+    loop {
+        tokio::select! {
+            message = upstream.next() => match message {
+                Some(Ok(message)) => {
+                    if socket.send(Message::Text(message.to_string().into())).await.is_err() {
+                        break;
+                    }
+                }
+                Some(Err(e)) => {
+                    let (code, reason) = e
+                        .close()
+                        .map_or((1011, e.to_string()), |c| (c.code, c.reason.clone()));
+                    let _ = socket.send(close(code, reason)).await;
+                    break;
+                }
+                None => {
+                    let _ = socket.send(close(1000, "the channel ended")).await;
+                    break;
+                }
+            },
+            received = socket.recv() => match received {
+                Some(Ok(Message::Text(text))) => {
+                    let Ok(message) = serde_json::from_str::<Value>(text.as_str()) else {
+                        let _ = socket.send(close(1003, "a message is JSON text")).await;
+                        break;
+                    };
+                    if let Err(e) = upstream.send(message) {
+                        let _ = socket.send(close(1008, e.to_string())).await;
+                        break;
+                    }
+                }
+                Some(Ok(Message::Close(_))) | None | Some(Err(_)) => break,
+                Some(Ok(_)) => {}
+            },
+        }
+    }
+    upstream.close();
 }
 
 fn close(code: u16, reason: impl Into<String>) -> Message {

@@ -512,3 +512,74 @@ async fn a_remote_stream_is_passed_through_with_the_last_event_id() {
     );
     assert!(text.contains("id: 3\n"), "{text}");
 }
+
+#[tokio::test]
+async fn a_remote_channel_is_proxied_with_the_hellos_headers() {
+    use futures_util::{SinkExt, StreamExt};
+    use tokio_tungstenite::tungstenite::Message;
+    // The upstream: an echo server recording the handshake's x-tenant.
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let upstream = listener.local_addr().unwrap();
+    let (tenants, mut tenant) = tokio::sync::mpsc::unbounded_channel::<Option<String>>();
+    tokio::spawn(async move {
+        let (tcp, _) = listener.accept().await.unwrap();
+        #[allow(clippy::result_large_err)]
+        let record = |request: &tokio_tungstenite::tungstenite::handshake::server::Request,
+                      response| {
+            let value = request.headers().get("x-tenant");
+            tenants
+                .send(value.map(|v| v.to_str().unwrap().to_owned()))
+                .unwrap();
+            Ok(response)
+        };
+        let mut ws = tokio_tungstenite::accept_hdr_async(tcp, record)
+            .await
+            .unwrap();
+        while let Some(Ok(message)) = ws.next().await {
+            if message.is_text() {
+                ws.send(message).await.unwrap();
+            }
+        }
+    });
+    let api = ApiDef::builder()
+        .base_url(format!("http://{upstream}"))
+        .allowed_headers(["x-tenant"])
+        .group(
+            "chat",
+            GroupDef::new().expose(true).endpoint(
+                "room",
+                courier_core::ChannelEndpoint::connect("/rooms/:id").send(),
+            ),
+        )
+        .build()
+        .unwrap();
+    let app = Proxy::new()
+        .source("demo", api)
+        .ws_path("/api/ws")
+        .into_router()
+        .unwrap();
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let proxy = listener.local_addr().unwrap();
+    tokio::spawn(async move { axum::serve(listener, app).await });
+
+    let tcp = tokio::net::TcpStream::connect(proxy).await.unwrap();
+    let url = format!("ws://{proxy}/api/ws?_s=demo&_g=chat&_m=room&_v=%7B%22id%22%3A%22r1%22%7D");
+    let (mut browser, _) = tokio_tungstenite::client_async(url, tcp).await.unwrap();
+    browser
+        .send(Message::text(
+            r#"{"type":"courier.hello","headers":{"x-tenant":"acme","x-secret":"no"}}"#,
+        ))
+        .await
+        .unwrap();
+    browser
+        .send(Message::text(r#"{"text":"hi"}"#))
+        .await
+        .unwrap();
+    let echoed = tokio::time::timeout(Duration::from_secs(10), browser.next())
+        .await
+        .expect("the echo within 10 s")
+        .unwrap()
+        .unwrap();
+    assert_eq!(echoed.into_text().unwrap().as_str(), r#"{"text":"hi"}"#);
+    assert_eq!(tenant.recv().await.unwrap().as_deref(), Some("acme"));
+}
