@@ -1,0 +1,142 @@
+//! Streams and channels, end to end: a process implements a stream of ticks and a chat room,
+//! serves them with the proxy route on 127.0.0.1, and a second `Caller` — standing in for
+//! another process — subscribes to the stream over SSE and talks in the room over WebSocket,
+//! next to an in-process member of the same room.
+//!
+//! ```sh
+//! cargo run --example live
+//! ```
+
+use courier::server::Proxy;
+use courier::typed::{channel, stream, Channel, ChannelHandlers, ChannelPeer, Group, Stream};
+use courier::{ApiDef, Caller, Event};
+use futures_util::StreamExt;
+use serde::{Deserialize, Serialize};
+use std::time::Duration;
+
+#[derive(Debug, Serialize, Deserialize)]
+struct Tick {
+    n: u64,
+}
+
+#[derive(Debug, Serialize, Deserialize)]
+struct Said {
+    room: String,
+    text: String,
+}
+
+#[derive(Debug, Serialize, Deserialize)]
+struct Say {
+    text: String,
+}
+
+// The serving process: `.implement()` the stream and the channel.
+
+#[derive(courier::Group)]
+struct Feeds {
+    ticks: Stream<Tick, u64>,
+    room: Channel<Said, String, Say>,
+}
+
+#[derive(courier::Api)]
+struct Served {
+    feeds: Group<Feeds>,
+}
+
+fn served() -> Result<courier::Api<Served>, courier::ConfigurationError> {
+    let feeds = Group::new(Feeds {
+        ticks: stream().implement(|every: u64| {
+            futures_util::stream::iter(1..=3).then(move |n| async move {
+                tokio::time::sleep(Duration::from_millis(100)).await;
+                Event::new(Tick { n: n * every }).id(n.to_string())
+            })
+        }),
+        room: channel().implement_handlers(ChannelHandlers::on_message(
+            |peer: ChannelPeer<Said, String>, say: Say| async move {
+                peer.publish(&Said {
+                    room: peer.variables().clone(),
+                    text: say.text,
+                })
+            },
+        )),
+    })
+    .expose(true);
+    ApiDef::builder().build_typed(Served { feeds })
+}
+
+// Another process: the same endpoints addressed where the proxy route serves them; the
+// variables fill the wire protocol's query.
+
+#[derive(Serialize)]
+struct Address {
+    _s: &'static str,
+    _g: &'static str,
+    _m: &'static str,
+    _v: String,
+}
+
+#[derive(courier::Group)]
+struct RemoteFeeds {
+    ticks: Stream<Tick, Address>,
+    room: Channel<Said, Address, Say>,
+}
+
+#[derive(courier::Api)]
+struct Remote {
+    feeds: Group<RemoteFeeds>,
+}
+
+fn address(name: &'static str, variables: impl Serialize) -> Result<Address, serde_json::Error> {
+    Ok(Address {
+        _s: "demo",
+        _g: "feeds",
+        _m: name,
+        _v: serde_json::to_string(&variables)?,
+    })
+}
+
+#[tokio::main]
+async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let served = served()?;
+    let app = Proxy::new()
+        .source("demo", served.def().clone())
+        .ws_path("/api/ws")
+        .into_router()?;
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+    let addr = listener.local_addr()?;
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    println!("the proxy route serves on http://{addr}");
+
+    let remote = Caller::new(
+        ApiDef::builder()
+            .base_url(format!("http://{addr}"))
+            .build_typed(Remote {
+                feeds: Group::new(RemoteFeeds {
+                    ticks: stream().get("/api/sse"),
+                    room: channel().connect("/api/ws").send(),
+                }),
+            })?,
+    )?;
+
+    // A stream over SSE: typed events with their ids.
+    let mut ticks = remote.feeds().ticks(address("ticks", 10)?).await?;
+    while let Some(event) = ticks.next().await {
+        let event = event?;
+        println!("tick {:?}: {:?}", event.id, event.data);
+    }
+
+    // A channel over WebSocket, and an in-process member of the same room.
+    let local = Caller::new(served)?;
+    let mut here = local.feeds().room("lobby".to_owned()).await?;
+    let mut there = remote.feeds().room(address("room", "lobby")?).await?;
+    there.send(Say {
+        text: "hello from the socket".into(),
+    })?;
+    println!("in process: {:?}", here.next().await.transpose()?);
+    here.send(Say {
+        text: "hello from in process".into(),
+    })?;
+    println!("over the socket: {:?}", there.next().await.transpose()?);
+    println!("over the socket: {:?}", there.next().await.transpose()?);
+    Ok(())
+}
