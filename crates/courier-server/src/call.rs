@@ -1,7 +1,7 @@
 //! The proxy's HTTP route: one call of an exposed HTTP endpoint per browser request, through
 //! the source's [`Client`] with the browser's request as the served context.
 
-use crate::{address, Proxy, Refusal};
+use crate::{address, source_of, Proxy, Refusal};
 use axum::body::Body as AxumBody;
 use axum::extract::{ConnectInfo, Query, State};
 use axum::http::{HeaderMap, HeaderName, Method, Request, StatusCode};
@@ -107,7 +107,7 @@ pub(crate) async fn serve_call(
         }
     };
 
-    let Some(client) = proxy.clients.get(&query["_s"]) else {
+    let Some(client) = proxy.clients.get(source_of(&query)) else {
         return Err(Refusal::not_found("no such source".to_owned()));
     };
     let (options, served, names) = upstream_options(&api, &endpoint, parts);

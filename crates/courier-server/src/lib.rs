@@ -298,6 +298,11 @@ impl IntoResponse for Refusal {
     }
 }
 
+/// The source a query names (`address` has checked there is one).
+pub(crate) fn source_of(query: &HashMap<String, String>) -> &str {
+    query.get("_s").map_or("", String::as_str)
+}
+
 /// The exposed endpoint and the variables a query addresses.
 pub(crate) fn address(
     live: &Proxy,
@@ -344,9 +349,15 @@ async fn serve_stream(
         EndpointDef::Stream(stream) => match stream.source() {
             StreamSource::Implemented(handler) => handler.clone(),
             _ => {
-                return Ok(
-                    proxy_stream(&live, &query["_s"], &api, &endpoint, variables, parts).await,
+                return Ok(proxy_stream(
+                    &live,
+                    source_of(&query),
+                    &api,
+                    &endpoint,
+                    variables,
+                    parts,
                 )
+                .await)
             }
         },
         _ => {
@@ -452,7 +463,7 @@ async fn serve_channel(
         }
     };
     if remote {
-        let Some(client) = live.clients.get(&query["_s"]).cloned() else {
+        let Some(client) = live.clients.get(source_of(&query)).cloned() else {
             return Err(Refusal::not_found("no such source".to_owned()));
         };
         let (options, _served, names) = call::upstream_options(&api, &endpoint, parts);
