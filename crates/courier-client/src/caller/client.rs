@@ -283,16 +283,8 @@ impl Client {
         variables: Value,
         options: Option<&CallOptions>,
     ) -> Result<HttpResponse<Value>, Error> {
-        let endpoint = self.inner.api.endpoint(path).ok_or_else(|| {
-            Error::from(
-                courier_core::ConfigurationError::new(
-                    courier_core::ErrorCode::EndpointNotInRoutes,
-                    format!("`{path}` is not an endpoint of this API"),
-                )
-                .at(path),
-            )
-        })?;
-        self.execute(endpoint, Variables::Json(variables), options)
+        let endpoint = self.endpoint_at(path)?;
+        self.execute(&endpoint, Variables::Json(variables), options)
             .await
     }
 
@@ -471,7 +463,22 @@ impl Client {
         variables: Value,
         options: Option<&CallOptions>,
     ) -> Result<Response<Body>, Error> {
-        let endpoint = self.inner.api.endpoint(path).ok_or_else(|| {
+        let endpoint = self.endpoint_at(path)?;
+        let mut request = self
+            .request(&endpoint, Variables::Json(variables), options)
+            .await
+            .map_err(|e| e.with_endpoint(path))?;
+        request
+            .extensions_mut()
+            .insert(endpoint.meta().with_call(options));
+        self.dispatch(&endpoint, request, options)
+            .await
+            .map_err(|e| e.with_endpoint(path))
+    }
+
+    /// The endpoint at dotted `path`; an unknown one is `ENDPOINT_NOT_IN_ROUTES`.
+    pub(crate) fn endpoint_at(&self, path: &str) -> Result<Arc<ResolvedEndpoint>, Error> {
+        self.inner.api.endpoint(path).cloned().ok_or_else(|| {
             Error::from(
                 courier_core::ConfigurationError::new(
                     courier_core::ErrorCode::EndpointNotInRoutes,
@@ -479,22 +486,25 @@ impl Client {
                 )
                 .at(path),
             )
-        })?;
-        let mut request = self
-            .request(endpoint, Variables::Json(variables), options)
-            .await
-            .map_err(|e| e.with_endpoint(path))?;
-        request
-            .extensions_mut()
-            .insert(endpoint.meta().with_call(options));
-        self.dispatch(endpoint, request, options)
-            .await
-            .map_err(|e| e.with_endpoint(path))
+        })
     }
 
     /// The settings of the sockets this client's channels open.
     pub(crate) fn ws_options(&self) -> &courier_core::WsOptions {
         &self.inner.ws
+    }
+}
+
+/// The variables of a stream or channel served in process, as its handler takes them: JSON.
+pub(crate) fn in_process_variables(variables: Variables) -> Result<Value, Error> {
+    match variables {
+        Variables::None => Ok(Value::Null),
+        Variables::Json(value) => Ok(value),
+        Variables::Form(_) => Err(courier_core::ConfigurationError::new(
+            courier_core::ErrorCode::InvalidOption,
+            "the variables of a stream or channel are JSON, not a form",
+        )
+        .into()),
     }
 }
 

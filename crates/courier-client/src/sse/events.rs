@@ -369,15 +369,7 @@ impl Client {
         variables: Value,
         options: Option<&CallOptions>,
     ) -> Result<Events<Value>, Error> {
-        let endpoint = self.api().endpoint(path).cloned().ok_or_else(|| {
-            Error::from(
-                courier_core::ConfigurationError::new(
-                    courier_core::ErrorCode::EndpointNotInRoutes,
-                    format!("`{path}` is not an endpoint of this API"),
-                )
-                .at(path),
-            )
-        })?;
+        let endpoint = self.endpoint_at(path)?;
         self.open_stream(endpoint, Variables::Json(variables), options.cloned())
             .await
             .map_err(|e| e.with_endpoint(path))
@@ -414,17 +406,7 @@ impl Client {
             _event: PhantomData,
         };
         if let StreamSource::Implemented(handler) = stream.source() {
-            let variables = match variables {
-                Variables::None => Value::Null,
-                Variables::Json(value) => value,
-                Variables::Form(_) => {
-                    return Err(courier_core::ConfigurationError::new(
-                        courier_core::ErrorCode::InvalidOption,
-                        "a stream's variables are JSON, not a form",
-                    )
-                    .into())
-                }
-            };
+            let variables = crate::caller::in_process_variables(variables)?;
             events.state = State::Local(handler.open(StreamRequest::new(variables)));
             return Ok(events);
         }

@@ -666,15 +666,7 @@ impl Client {
         variables: Value,
         options: Option<&CallOptions>,
     ) -> Result<Connection<Value, Value>, Error> {
-        let endpoint = self.api().endpoint(path).cloned().ok_or_else(|| {
-            Error::from(
-                courier_core::ConfigurationError::new(
-                    courier_core::ErrorCode::EndpointNotInRoutes,
-                    format!("`{path}` is not an endpoint of this API"),
-                )
-                .at(path),
-            )
-        })?;
+        let endpoint = self.endpoint_at(path)?;
         self.open_channel(endpoint, Variables::Json(variables), options.cloned())
             .await
             .map_err(|e| e.with_endpoint(path))
@@ -735,17 +727,7 @@ impl Client {
             _types: PhantomData,
         };
         if let ChannelSource::Implemented(_) = channel.source() {
-            let variables = match variables {
-                Variables::None => Value::Null,
-                Variables::Json(value) => value,
-                Variables::Form(_) => {
-                    return Err(courier_core::ConfigurationError::new(
-                        courier_core::ErrorCode::InvalidOption,
-                        "a channel's variables are JSON, not a form",
-                    )
-                    .into())
-                }
-            };
+            let variables = crate::caller::in_process_variables(variables)?;
             let options = JoinOptions::default().buffer(INCOMING);
             let member = self
                 .api()
