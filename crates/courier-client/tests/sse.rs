@@ -410,3 +410,240 @@ async fn an_implemented_stream_runs_in_process() {
         ]
     );
 }
+
+/// An implemented stream declared with the typed face, as `#[derive(courier::Group)]` and
+/// `#[derive(courier::Api)]` would write it, and called through a [`Caller`].
+mod typed_caller {
+    use super::*;
+    use courier_client::Caller;
+    use courier_core::typed::{
+        stream, ApiMember, ApiSpec, Data, Endpoint, Group, GroupSpec, Member, Mode, Scope, Stream,
+    };
+    use courier_core::{ApiBuilder, Dispatch};
+
+    #[derive(Debug, Deserialize, serde::Serialize, PartialEq)]
+    struct Count {
+        n: u64,
+    }
+
+    struct Live {
+        counts: Stream<Count, u64>,
+    }
+
+    impl GroupSpec for Live {
+        type View<'a, C: Dispatch + 'a, M: Mode> = Scope<'a, C, M>;
+        fn register(self, group: GroupDef) -> GroupDef {
+            self.counts.add_to("counts", group)
+        }
+    }
+
+    struct Shape {
+        live: Group<Live>,
+    }
+
+    struct ShapeClient<C>(C);
+
+    impl<C> From<C> for ShapeClient<C> {
+        fn from(client: C) -> Self {
+            Self(client)
+        }
+    }
+
+    impl<C: Dispatch> ShapeClient<C> {
+        fn live(&self) -> Scope<'_, C> {
+            Scope::root(&self.0).group("live")
+        }
+    }
+
+    impl ApiSpec for Shape {
+        type Client<C: Dispatch> = ShapeClient<C>;
+        type View<'a, C: Dispatch + 'a, M: Mode> = Scope<'a, C, M>;
+        fn register(self, api: ApiBuilder) -> ApiBuilder {
+            self.live.add_to_api("live", api)
+        }
+    }
+
+    #[tokio::test]
+    async fn an_implemented_stream_through_a_typed_caller() {
+        let live = Group::new(Live {
+            counts: stream().implement(|every: u64| {
+                stream::iter((1..=3).map(move |n| {
+                    Event::new(Count { n: n * every })
+                        .id(n.to_string())
+                        .event("count")
+                }))
+            }),
+        });
+        let api = ApiDef::builder().build_typed(Shape { live }).unwrap();
+        let caller = Caller::new(api).unwrap();
+        let live = caller.live();
+        let events = <Stream<Count, u64> as Endpoint>::call::<_, Data>(&live, "counts", 10)
+            .await
+            .unwrap();
+        let got: Vec<Event<Count>> = events.map(Result::unwrap).collect().await;
+        let expected: Vec<Event<Count>> = (1..=3)
+            .map(|n| Event {
+                data: Count { n: n * 10 },
+                id: Some(n.to_string()),
+                event: Some("count".into()),
+                retry: None,
+            })
+            .collect();
+        assert_eq!(got, expected);
+
+        // Variables the handler cannot read end the subscription with one error.
+        let wrong = <Stream<Count, &str> as Endpoint>::call::<_, Data>(&live, "counts", "ten")
+            .await
+            .unwrap();
+        let items: Vec<_> = wrong.collect().await;
+        assert_eq!(items.len(), 1);
+        let err = items[0].as_ref().unwrap_err();
+        assert!(err.is_closed(), "{err}");
+    }
+}
+
+/// A server written by hand on a raw socket, to break connections exactly where a test needs:
+/// each connection's request head is read, then `answer(connection index, last-event-id)`
+/// gives the bytes to write before the socket closes (`None`: close at once).
+mod raw_server {
+    use super::*;
+    use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+
+    pub(super) type Log = Arc<Mutex<Vec<(Instant, Option<String>)>>>;
+
+    pub(super) async fn start(
+        answer: impl Fn(usize, Option<&str>) -> Option<String> + Send + Sync + 'static,
+    ) -> (SocketAddr, Log) {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        let log: Log = Arc::default();
+        let seen = log.clone();
+        tokio::spawn(async move {
+            loop {
+                let (socket, _) = listener.accept().await.unwrap();
+                let mut socket = BufReader::new(socket);
+                let mut last = None;
+                loop {
+                    let mut line = String::new();
+                    if socket.read_line(&mut line).await.unwrap() == 0 || line == "\r\n" {
+                        break;
+                    }
+                    if let Some((name, value)) = line.split_once(':') {
+                        if name.eq_ignore_ascii_case("last-event-id") {
+                            last = Some(value.trim().to_owned());
+                        }
+                    }
+                }
+                let index = {
+                    let mut log = seen.lock().unwrap();
+                    log.push((Instant::now(), last.clone()));
+                    log.len() - 1
+                };
+                if let Some(bytes) = answer(index, last.as_deref()) {
+                    socket.write_all(bytes.as_bytes()).await.unwrap();
+                    socket.flush().await.unwrap();
+                }
+                // Dropping the socket closes the connection.
+            }
+        });
+        (addr, log)
+    }
+
+    /// A `200 text/event-stream` head and `events` as one chunk; the body is finished when
+    /// `end`, else cut off (the connection drops mid-body).
+    pub(super) fn events(events: &str, end: bool) -> String {
+        format!(
+            "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ntransfer-encoding: chunked\r\n\r\n{:x}\r\n{events}\r\n{}",
+            events.len(),
+            if end { "0\r\n\r\n" } else { "" }
+        )
+    }
+}
+
+fn raw_client(addr: SocketAddr) -> Client {
+    let api = ApiDef::builder()
+        .base_url(format!("http://{addr}"))
+        .group(
+            "live",
+            GroupDef::new().endpoint("feed", StreamEndpoint::get("/feed")),
+        )
+        .build()
+        .unwrap();
+    // No retries inside the request: the reconnections are the stream's own.
+    Client::builder(api)
+        .retry(courier_core::RetryPolicy::never())
+        .build()
+        .unwrap()
+}
+
+#[tokio::test]
+async fn failed_reconnections_back_off_doubling_and_the_stream_goes_on() {
+    let (addr, log) = raw_server::start(|index, _| match index {
+        0 => Some(raw_server::events(
+            "retry: 50\nid: 1\ndata: {\"n\":1}\n\n",
+            false,
+        )),
+        // Two reconnections fail on the network: the socket closes before any answer.
+        1 | 2 => None,
+        _ => Some(raw_server::events("id: 2\ndata: {\"n\":2}\n\n", true)),
+    })
+    .await;
+    let mut events = raw_client(addr)
+        .stream("live.feed", Value::Null, None)
+        .await
+        .unwrap();
+    let mut got = Vec::new();
+    while let Some(item) = next(&mut events).await {
+        got.push(item.unwrap().data);
+    }
+    assert_eq!(got, [json!({ "n": 1 }), json!({ "n": 2 })]);
+    let log = log.lock().unwrap().clone();
+    let ids: Vec<Option<&str>> = log.iter().map(|(_, id)| id.as_deref()).collect();
+    assert_eq!(ids, [None, Some("1"), Some("1"), Some("1")]);
+    // After the first failure the wait is twice the server's 50 ms, after the second four times.
+    let gap = |i: usize| log[i + 1].0 - log[i].0;
+    assert!(gap(1) >= Duration::from_millis(100), "{:?}", gap(1));
+    assert!(gap(2) >= Duration::from_millis(200), "{:?}", gap(2));
+    assert_eq!(events.last_event_id(), "2");
+}
+
+#[tokio::test]
+async fn a_refused_reconnection_is_the_last_item() {
+    let (addr, log) = raw_server::start(|index, _| match index {
+        0 => Some(raw_server::events(
+            "retry: 10\nid: 1\ndata: {\"n\":1}\n\n",
+            false,
+        )),
+        _ => {
+            let body = r#"{"error":{"code":"FORBIDDEN","message":"no more"}}"#;
+            Some(format!(
+                "HTTP/1.1 403 Forbidden\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n{body}",
+                body.len()
+            ))
+        }
+    })
+    .await;
+    let mut events = raw_client(addr)
+        .stream("live.feed", Value::Null, None)
+        .await
+        .unwrap();
+    assert_eq!(
+        next(&mut events).await.unwrap().unwrap().data,
+        json!({ "n": 1 })
+    );
+    let err = next(&mut events).await.unwrap().unwrap_err();
+    assert!(err.is_http(), "{err}");
+    assert_eq!(err.status_code(), 403);
+    assert_eq!(
+        err.http_error().unwrap().data["error"]["code"],
+        json!("FORBIDDEN")
+    );
+    assert_eq!(err.endpoint(), Some("live.feed"));
+    assert!(next(&mut events).await.is_none());
+    assert_eq!(
+        log.lock().unwrap().len(),
+        2,
+        "no reconnection after a refusal"
+    );
+    assert!(format!("{events:?}").contains("done"), "{events:?}");
+}

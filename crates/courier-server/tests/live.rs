@@ -1,6 +1,8 @@
 //! `Proxy` over real sockets on 127.0.0.1: implemented streams over SSE, channels over
 //! WebSocket (tokio-tungstenite as the subscriber), refusals, topics, limits, slow subscribers.
 
+use courier_core::live::LocalBus;
+use courier_core::typed::{self, ChannelPeer};
 use courier_core::{
     ApiDef, BoxError, ChannelEndpoint, ChannelHandler, ChannelHandlers, Event, GroupDef, Peer,
     StreamEndpoint, StreamHandler, StreamRequest,
@@ -18,7 +20,58 @@ use tokio_tungstenite::tungstenite::Message;
 struct Served {
     addr: SocketAddr,
     api: ApiDef,
+    /// The bus under the source's hub.
+    bus: LocalBus,
     starts: Arc<AtomicUsize>,
+    /// What the `room` channel's handlers saw, in order.
+    log: tokio::sync::mpsc::UnboundedReceiver<String>,
+}
+
+/// A `room` subscriber's variables.
+#[derive(serde::Deserialize)]
+struct Who {
+    room: String,
+    user: String,
+}
+
+/// A typed two-way channel sharing a topic by room: `on_join` welcomes the subscriber alone
+/// (and refuses "mallory"), "whoami" is answered to the sender alone, anything else is
+/// published to the room; every handler call is logged.
+fn room(log: tokio::sync::mpsc::UnboundedSender<String>) -> ChannelEndpoint {
+    let (joins, leaves) = (log.clone(), log.clone());
+    let handlers =
+        typed::ChannelHandlers::on_message(move |peer: ChannelPeer<Value, Who>, message: Value| {
+            let _ = log.send(format!("message {} {message}", peer.variables().user));
+            async move {
+                let user = &peer.variables().user;
+                if message == "whoami" {
+                    peer.send(&json!({ "you": user }))
+                } else {
+                    peer.publish(&json!({ "from": user, "said": message }))
+                }
+            }
+        })
+        .on_join(move |peer: ChannelPeer<Value, Who>| {
+            let user = peer.variables().user.clone();
+            let refused = user == "mallory";
+            if !refused {
+                let _ = joins.send(format!("join {user}"));
+            }
+            async move {
+                if refused {
+                    return Err::<(), BoxError>("mallory is not welcome".into());
+                }
+                peer.send(&json!({ "welcome": user }))
+            }
+        })
+        .on_leave(move |peer: ChannelPeer<Value, Who>| {
+            let _ = leaves.send(format!("leave {}", peer.variables().user));
+            async { Ok(()) }
+        });
+    typed::channel()
+        .implement_handlers(handlers)
+        .topic(|who: &Who| who.room.clone())
+        .into_def()
 }
 
 async fn serve() -> Served {
@@ -58,6 +111,7 @@ async fn serve() -> Served {
             Ok::<_, BoxError>(json!({ "n": n, "pad": "x".repeat(4000) }))
         })
     });
+    let (log_tx, log) = tokio::sync::mpsc::unbounded_channel();
     let chat = ChannelHandlers::on_message(|peer: Arc<dyn Peer>, message: Value| async move {
         peer.publish(json!({ "said": message }))
     });
@@ -75,8 +129,11 @@ async fn serve() -> Served {
         .endpoint(
             "chat",
             ChannelEndpoint::implement(ChannelHandler::Duplex(chat)),
-        );
+        )
+        .endpoint("room", room(log_tx));
+    let bus = LocalBus::new();
     let api = ApiDef::builder()
+        .topic_bus(bus.clone())
         .group("live", group)
         .group(
             "hidden",
@@ -98,7 +155,13 @@ async fn serve() -> Served {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
     tokio::spawn(async move { axum::serve(listener, app).await });
-    Served { addr, api, starts }
+    Served {
+        addr,
+        api,
+        bus,
+        starts,
+        log,
+    }
 }
 
 /// A raw HTTP/1.1 GET; reads until `until` shows up in the response (or 10 s pass).
@@ -318,6 +381,9 @@ async fn a_slow_subscriber_is_closed_with_1013_and_a_fast_one_goes_on() {
     let (code, reason) = close_of(&mut slow).await;
     assert_eq!(code, 1013);
     assert!(reason.contains("more than 16 messages"), "{reason}");
+    // The server let go of the slow subscriber before it sent the close: only the fast one
+    // holds the topic, so nothing piles up for a reader that does not read.
+    assert_eq!((served.bus.topics(), served.bus.subscribers()), (1, 1));
     let at_close = read.load(Ordering::SeqCst);
     tokio::time::timeout(Duration::from_secs(10), async {
         while read.load(Ordering::SeqCst) < at_close + 100 {
@@ -329,4 +395,79 @@ async fn a_slow_subscriber_is_closed_with_1013_and_a_fast_one_goes_on() {
     assert!(!reading.is_finished());
     assert_eq!(served.api.hub().running(), 1);
     reading.abort();
+}
+
+async fn next_log(served: &mut Served) -> String {
+    tokio::time::timeout(Duration::from_secs(10), served.log.recv())
+        .await
+        .expect("a handler ran within 10 s")
+        .expect("the log is open")
+}
+
+#[tokio::test]
+async fn a_two_way_channel_runs_its_handlers_and_tells_send_from_publish() {
+    let mut served = serve().await;
+    let who = |room: &str, user: &str| json!({ "room": room, "user": user });
+    let mut ada = socket(served.addr, "room", who("a", "ada")).await;
+    assert_eq!(next_json(&mut ada).await, json!({ "welcome": "ada" }));
+    let mut bob = socket(served.addr, "room", who("a", "bob")).await;
+    assert_eq!(next_json(&mut bob).await, json!({ "welcome": "bob" }));
+    let mut cy = socket(served.addr, "room", who("b", "cy")).await;
+    assert_eq!(next_json(&mut cy).await, json!({ "welcome": "cy" }));
+
+    // Published: the whole room, the sender included.
+    ada.send(Message::text(r#""hi""#)).await.unwrap();
+    let said = json!({ "from": "ada", "said": "hi" });
+    assert_eq!(next_json(&mut bob).await, said);
+    assert_eq!(next_json(&mut ada).await, said);
+    // Sent: the sender alone. Room b saw nothing of room a: its next message is its own answer.
+    cy.send(Message::text(r#""whoami""#)).await.unwrap();
+    assert_eq!(next_json(&mut cy).await, json!({ "you": "cy" }));
+    bob.send(Message::text(r#""whoami""#)).await.unwrap();
+    assert_eq!(next_json(&mut bob).await, json!({ "you": "bob" }));
+    ada.send(Message::text(r#""bye""#)).await.unwrap();
+    assert_eq!(
+        next_json(&mut ada).await,
+        json!({ "from": "ada", "said": "bye" })
+    );
+    assert_eq!(
+        next_json(&mut bob).await,
+        json!({ "from": "ada", "said": "bye" })
+    );
+
+    // The client closes: on_leave runs once, for that subscriber.
+    ada.close(None).await.unwrap();
+    let mut log = Vec::new();
+    for _ in 0..8 {
+        log.push(next_log(&mut served).await);
+    }
+    assert_eq!(
+        log,
+        [
+            "join ada",
+            "join bob",
+            "join cy",
+            "message ada \"hi\"",
+            "message cy \"whoami\"",
+            "message bob \"whoami\"",
+            "message ada \"bye\"",
+            "leave ada",
+        ]
+    );
+
+    // on_join refusing, and variables that do not parse as the channel's type: 1008 and why.
+    let mut mallory = socket(served.addr, "room", who("a", "mallory")).await;
+    let (code, reason) = close_of(&mut mallory).await;
+    assert_eq!(code, 1008);
+    assert!(reason.contains("mallory is not welcome"), "{reason}");
+    let mut bad = socket(served.addr, "room", json!({ "room": 5 })).await;
+    let (code, reason) = close_of(&mut bad).await;
+    assert_eq!(code, 1008);
+    assert!(reason.contains("invalid type"), "{reason}");
+    // Neither joined, so neither leaves; bob still holds room a and cy room b.
+    drop((bob, cy));
+    let mut leaves = vec![next_log(&mut served).await, next_log(&mut served).await];
+    leaves.sort();
+    assert_eq!(leaves, ["leave bob", "leave cy"]);
+    assert!(served.log.try_recv().is_err(), "nothing else ran");
 }

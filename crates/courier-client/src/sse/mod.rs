@@ -22,7 +22,9 @@
 //!
 //! No task is spawned: the connection is read as the stream is polled, and dropping the
 //! [`Events`] closes it. A stream served by this process (`.implement()`) runs in process, with
-//! no connection at all. The wire format is in `docs/PROTOCOL.md`.
+//! no connection at all: its handler's events are decoded as a remote stream's are, and a
+//! handler error is one [`Error::is_closed`](crate::Error::is_closed) item (code 1011, the error
+//! as reason), then the end. The wire format is in `docs/PROTOCOL.md`.
 //!
 //! ```
 //! # async fn demo() -> Result<(), Box<dyn std::error::Error>> {

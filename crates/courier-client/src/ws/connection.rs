@@ -42,6 +42,9 @@ type Socket = WebSocketStream<TokioIo<hyper::upgrade::Upgraded>>;
 const INCOMING: usize = 256;
 
 /// Where a [`Connection`] stands.
+///
+/// There is no "connecting" state: a [`Connection`] is returned once its first connection is
+/// open. Follow the changes with [`Connection::watch_state`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum ConnectionState {
@@ -190,6 +193,17 @@ enum Incoming {
 /// A task on the tokio runtime owns the socket; see the [module docs](super) for how it
 /// reconnects, what it queues and when it ends. Dropping the connection and every [`Sender`]
 /// closes the socket.
+///
+/// A push-only channel (`S` is [`NoSend`](courier_core::typed::NoSend)) has no `send`:
+///
+/// ```compile_fail
+/// use courier_client::ws::Connection;
+/// use courier_core::typed::NoSend;
+///
+/// fn push_only(ticks: Connection<u64, NoSend>) {
+///     let _ = ticks.send(NoSend);
+/// }
+/// ```
 #[must_use = "a connection yields nothing unless polled"]
 pub struct Connection<R, S> {
     incoming: mpsc::Receiver<Incoming>,
@@ -333,8 +347,32 @@ struct Dialer {
 }
 
 impl Dialer {
-    /// One handshake through the endpoint's layer stack, then the socket.
-    async fn dial(&self) -> Result<Socket, Error> {
+    /// The hello frame opening the next connection, its parameters computed afresh; `None`
+    /// without `WsOptions::auth`.
+    async fn hello(&self) -> Result<Option<Message>, Error> {
+        let Some(auth) = &self.ws.auth else {
+            return Ok(None);
+        };
+        let params = auth
+            .params()
+            .await
+            .map_err(|e| Error::path_options(Box::new(AuthFailed(e))))?;
+        // `None`: nothing to authenticate with this time, so no hello frame.
+        let Some(params) = params else {
+            return Ok(None);
+        };
+        let hello = serde_json::json!({ "type": "courier.hello", "auth": params });
+        Ok(Some(Message::text(hello.to_string())))
+    }
+
+    /// The hello frame, then a connection: what `connect` awaits.
+    async fn first(&self) -> Result<Socket, Error> {
+        let hello = self.hello().await?;
+        self.dial(hello).await
+    }
+
+    /// One handshake through the endpoint's layer stack, then the socket, opened with `hello`.
+    async fn dial(&self, hello: Option<Message>) -> Result<Socket, Error> {
         let key = generate_key();
         let mut headers = HeaderMap::new();
         headers.insert(CONNECTION, HeaderValue::from_static("upgrade"));
@@ -380,6 +418,17 @@ impl Dialer {
                 BadHandshake("the server's `sec-websocket-accept` does not match the key"),
             ));
         }
+        if let Some(chosen) = response.headers().get(SEC_WEBSOCKET_PROTOCOL) {
+            let offered = chosen
+                .to_str()
+                .is_ok_and(|chosen| self.ws.protocols.iter().any(|p| p == chosen));
+            if !offered {
+                return Err(Error::protocol(
+                    StatusCode::SWITCHING_PROTOCOLS,
+                    BadHandshake("the server chose a WebSocket subprotocol that was not offered"),
+                ));
+            }
+        }
         let upgraded = hyper::upgrade::on(&mut response)
             .await
             .map_err(|e| Error::from_network(Box::new(e)))?;
@@ -389,16 +438,47 @@ impl Dialer {
         let mut socket =
             WebSocketStream::from_raw_socket(TokioIo::new(upgraded), Role::Client, Some(config))
                 .await;
-        if let Some(auth) = &self.ws.auth {
-            let params = auth.params().await.map_err(Error::path_options)?;
-            let hello = serde_json::json!({ "type": "courier.hello", "auth": params });
-            socket
-                .send(Message::text(hello.to_string()))
-                .await
-                .map_err(|e| Error::from_network(Box::new(e)))?;
+        if let Some(hello) = hello {
+            let sent = tokio::time::timeout(stall(&self.ws), socket.send(hello)).await;
+            match sent {
+                Ok(Ok(())) => {}
+                Ok(Err(e)) => return Err(Error::from_network(Box::new(e))),
+                Err(_) => return Err(Error::timeout()),
+            }
         }
         Ok(socket)
     }
+}
+
+/// `WsOptions::auth`'s function failed.
+#[derive(Debug)]
+struct AuthFailed(courier_core::BoxError);
+
+impl fmt::Display for AuthFailed {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "the channel's auth parameters could not be computed: {}",
+            self.0
+        )
+    }
+}
+
+impl std::error::Error for AuthFailed {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        Some(&*self.0)
+    }
+}
+
+/// How long one write may take, and a closing handshake: the heartbeat's interval plus its
+/// timeout, after which the connection counts as dead.
+fn stall(ws: &WsOptions) -> Duration {
+    Duration::from_millis(
+        ws.heartbeat
+            .interval_ms
+            .max(1)
+            .saturating_add(ws.heartbeat.timeout_ms.max(1)),
+    )
 }
 
 /// How a session on one socket ended.
@@ -424,46 +504,100 @@ async fn run(
     stop: CancellationToken,
 ) {
     loop {
-        let ended = session(&dialer.ws, &mut socket, &shared, &incoming, &stop).await;
-        match ended {
-            Ended::Over(error) => {
-                if let Some(error) = error {
-                    let _ = incoming.send(Incoming::Failed(error)).await;
-                }
+        match session(&dialer.ws, &mut socket, &shared, &incoming, &stop).await {
+            Ended::Over(None) => break,
+            Ended::Over(Some(error)) => {
+                deliver(&incoming, Incoming::Failed(error), &stop).await;
                 break;
             }
             Ended::Dropped => {}
         }
-        let mut attempt = 1u32;
-        socket = loop {
-            let _ = state.send(ConnectionState::Reconnecting { attempt });
-            let wait = backoff(&dialer.ws, attempt);
-            tokio::select! {
-                () = stop.cancelled() => {
-                    shared.close();
-                    let _ = state.send(ConnectionState::Closed);
-                    return;
-                }
-                () = tokio::time::sleep(wait) => {}
-            }
-            match dialer.dial().await {
-                Ok(socket) => break socket,
-                Err(e) if e.is_network() || e.is_timeout() || e.status_code() >= 500 => {
-                    tracing::debug!(error = %e, attempt, "channel reconnection failed");
-                    attempt = attempt.saturating_add(1);
-                }
-                Err(e) => {
-                    shared.close();
-                    let _ = incoming.send(Incoming::Failed(e)).await;
-                    let _ = state.send(ConnectionState::Closed);
-                    return;
-                }
-            }
-        };
+        match reconnect(&dialer, &incoming, &state, &stop).await {
+            Some(next) => socket = next,
+            None => break,
+        }
         let _ = state.send(ConnectionState::Open);
     }
     shared.close();
     let _ = state.send(ConnectionState::Closed);
+}
+
+/// Backs off and reconnects until a connection opens (`Some`), a handshake is refused for good
+/// (its error handed on, `None`) or every handle is gone (`None`).
+async fn reconnect(
+    dialer: &Dialer,
+    incoming: &mpsc::Sender<Incoming>,
+    state: &watch::Sender<ConnectionState>,
+    stop: &CancellationToken,
+) -> Option<Socket> {
+    let mut attempt = 1u32;
+    loop {
+        let _ = state.send(ConnectionState::Reconnecting { attempt });
+        let attempted = async {
+            tokio::time::sleep(backoff(&dialer.ws, attempt)).await;
+            // A failing auth function is worth an error item, then another attempt.
+            let hello = match dialer.hello().await {
+                Ok(hello) => hello,
+                Err(e) => return Err((e, true)),
+            };
+            dialer.dial(hello).await.map_err(|e| (e, false))
+        };
+        let outcome = tokio::select! {
+            biased;
+            () = stop.cancelled() => return None,
+            outcome = attempted => outcome,
+        };
+        match outcome {
+            Ok(socket) => return Some(socket),
+            Err((e, true)) => {
+                tracing::debug!(error = %e, attempt, "channel auth failed; backing off");
+                if !deliver(incoming, Incoming::Failed(e), stop).await {
+                    return None;
+                }
+            }
+            Err((e, false)) if e.is_network() || e.is_timeout() || e.status_code() >= 500 => {
+                tracing::debug!(error = %e, attempt, "channel reconnection failed");
+            }
+            Err((e, false)) => {
+                deliver(incoming, Incoming::Failed(e), stop).await;
+                return None;
+            }
+        }
+        attempt = attempt.saturating_add(1);
+    }
+}
+
+/// Hands an item to the [`Connection`]; `false` once every handle is gone. Items for a
+/// [`Connection`] already dropped (its [`Sender`]s live on) are discarded: nobody can read them.
+async fn deliver(
+    incoming: &mpsc::Sender<Incoming>,
+    item: Incoming,
+    stop: &CancellationToken,
+) -> bool {
+    tokio::select! {
+        biased;
+        () = stop.cancelled() => false,
+        _ = incoming.send(item) => true,
+    }
+}
+
+/// Writes one frame. A write stalled past [`stall`] (the server stopped reading) counts as a
+/// dropped connection, as an unanswered heartbeat does.
+async fn write(socket: &mut Socket, message: Message, ws: &WsOptions) -> Result<(), Ended> {
+    match tokio::time::timeout(stall(ws), socket.send(message)).await {
+        Ok(Ok(())) => Ok(()),
+        Ok(Err(_)) => Err(Ended::Dropped),
+        Err(_) => {
+            tracing::debug!("channel write stalled; reconnecting");
+            Err(Ended::Dropped)
+        }
+    }
+}
+
+/// The closing handshake from this side, bounded by [`stall`]. Also flushes the answer to a
+/// close the server started.
+async fn close(socket: &mut Socket, frame: Option<CloseFrame>, ws: &WsOptions) {
+    let _ = tokio::time::timeout(stall(ws), socket.close(frame)).await;
 }
 
 /// Reads and writes one socket until it ends.
@@ -479,11 +613,21 @@ async fn session(
     let mut next_ping = Instant::now() + interval;
     // Set when a ping is out and nothing has come since.
     let mut deadline: Option<Instant> = None;
+    let normal = || {
+        Some(CloseFrame {
+            code: CloseCode::Normal,
+            reason: "".into(),
+        })
+    };
     loop {
-        // Write what is queued, in order; a message leaves the queue once written.
+        // Write what is queued, in order; a message leaves the queue once written, so one
+        // whose write failed goes out first on the next connection.
         while let Some(text) = shared.front() {
-            if socket.send(Message::text(text)).await.is_err() {
-                return Ended::Dropped;
+            if stop.is_cancelled() {
+                break;
+            }
+            if let Err(ended) = write(socket, Message::text(text), ws).await {
+                return ended;
             }
             shared.pop();
         }
@@ -491,33 +635,30 @@ async fn session(
         tokio::select! {
             biased;
             () = stop.cancelled() => {
-                let _ = socket.close(Some(CloseFrame { code: CloseCode::Normal, reason: "".into() })).await;
+                close(socket, normal(), ws).await;
                 return Ended::Over(None);
             }
             frame = socket.next() => {
                 deadline = None;
-                match frame {
-                    None => return Ended::Dropped,
+                let item = match frame {
+                    None | Some(Err(tungstenite::Error::ConnectionClosed)) => return Ended::Dropped,
                     Some(Err(tungstenite::Error::Capacity(e))) => {
-                        let _ = socket.close(Some(CloseFrame { code: CloseCode::Size, reason: "message too big".into() })).await;
+                        let too_big = CloseFrame { code: CloseCode::Size, reason: "message too big".into() };
+                        close(socket, Some(too_big), ws).await;
                         return Ended::Over(Some(Error::closed(1009, e.to_string())));
                     }
-                    Some(Err(_)) => return Ended::Dropped,
-                    Some(Ok(Message::Text(text))) => {
-                        if incoming.send(Incoming::Message(text.as_str().to_owned())).await.is_err() {
-                            return Ended::Over(None);
-                        }
+                    Some(Err(e)) => {
+                        tracing::debug!(error = %e, "channel socket failed; reconnecting");
+                        return Ended::Dropped;
                     }
-                    Some(Ok(Message::Binary(bytes))) => {
-                        let item = match String::from_utf8(bytes.to_vec()) {
-                            Ok(text) => Incoming::Message(text),
-                            Err(e) => Incoming::Failed(Error::decode(StatusCode::SWITCHING_PROTOCOLS, e)),
-                        };
-                        if incoming.send(item).await.is_err() {
-                            return Ended::Over(None);
-                        }
-                    }
+                    Some(Ok(Message::Text(text))) => Incoming::Message(text.as_str().to_owned()),
+                    Some(Ok(Message::Binary(bytes))) => match String::from_utf8(bytes.into()) {
+                        Ok(text) => Incoming::Message(text),
+                        Err(e) => Incoming::Failed(Error::decode(StatusCode::SWITCHING_PROTOCOLS, e)),
+                    },
                     Some(Ok(Message::Close(frame))) => {
+                        // Sends the answer tungstenite queued.
+                        close(socket, None, ws).await;
                         let (code, reason) = frame.map_or((1005, String::new()), |f| (u16::from(f.code), f.reason.as_str().to_owned()));
                         if reconnects(code) {
                             tracing::debug!(code, %reason, "channel closed by the server; reconnecting");
@@ -529,7 +670,11 @@ async fn session(
                         return Ended::Over(Some(Error::closed(code, reason)));
                     }
                     // Pings are answered by the socket itself; pongs only prove life.
-                    Some(Ok(_)) => {}
+                    Some(Ok(_)) => continue,
+                };
+                if !deliver(incoming, item, stop).await {
+                    close(socket, normal(), ws).await;
+                    return Ended::Over(None);
                 }
             }
             () = shared.queued.notified() => {}
@@ -540,8 +685,8 @@ async fn session(
                     return Ended::Dropped;
                 }
                 if next_ping <= now {
-                    if socket.send(Message::Ping(Default::default())).await.is_err() {
-                        return Ended::Dropped;
+                    if let Err(ended) = write(socket, Message::Ping(Default::default()), ws).await {
+                        return ended;
                     }
                     next_ping = now + interval;
                     deadline.get_or_insert(now + answer);
@@ -570,7 +715,7 @@ async fn run_local(
             };
             if let Err(e) = sent {
                 let failed = Error::closed(1011, e.to_string());
-                if incoming.send(Incoming::Failed(failed)).await.is_err() {
+                if !deliver(&incoming, Incoming::Failed(failed), &stop).await {
                     break;
                 }
             }
@@ -581,13 +726,13 @@ async fn run_local(
             () = shared.queued.notified() => {}
             out = member.recv() => match out {
                 Some(Outbound::Message { data }) => {
-                    if incoming.send(Incoming::Message(data.to_string())).await.is_err() {
+                    if !deliver(&incoming, Incoming::Message(data.to_string()), &stop).await {
                         break;
                     }
                 }
                 Some(Outbound::Close { code, reason }) => {
                     if code != 1000 {
-                        let _ = incoming.send(Incoming::Failed(Error::closed(code, reason))).await;
+                        deliver(&incoming, Incoming::Failed(Error::closed(code, reason)), &stop).await;
                     }
                     break;
                 }
@@ -746,8 +891,140 @@ impl Client {
             options,
             ws,
         };
-        let socket = dialer.dial().await?;
+        let socket = dialer.first().await?;
         tokio::spawn(run(dialer, socket, shared, incoming, state, stop));
         Ok(connection)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use courier_core::Backoff;
+
+    fn ws(initial_ms: u64, max_ms: u64, factor: f64, jitter: bool) -> WsOptions {
+        WsOptions::new().backoff(Backoff {
+            initial_ms,
+            max_ms,
+            factor,
+            jitter,
+        })
+    }
+
+    fn shared(max_count: usize, max_bytes: usize, max_message: usize) -> Shared {
+        Shared {
+            queue: Mutex::new(Queue {
+                messages: VecDeque::new(),
+                bytes: 0,
+                closed: false,
+            }),
+            queued: Notify::new(),
+            max_count,
+            max_bytes,
+            max_message,
+        }
+    }
+
+    #[test]
+    fn backoff_grows_by_its_factor_up_to_its_cap() {
+        let ws = ws(100, 1_000, 2.0, false);
+        let waits: Vec<u64> = (1..=6)
+            .map(|n| backoff(&ws, n).as_millis() as u64)
+            .collect();
+        assert_eq!(waits, [100, 200, 400, 800, 1_000, 1_000]);
+        assert_eq!(backoff(&ws, u32::MAX), Duration::from_millis(1_000));
+        // A factor below 1 does not shrink the wait.
+        assert_eq!(
+            backoff(&self::ws(100, 1_000, 0.5, false), 3).as_millis(),
+            100
+        );
+    }
+
+    #[test]
+    fn full_jitter_stays_below_the_wait() {
+        let ws = ws(100, 1_000, 2.0, true);
+        for attempt in 1..=8 {
+            let bound = backoff(&self::ws(100, 1_000, 2.0, false), attempt);
+            for _ in 0..50 {
+                assert!(backoff(&ws, attempt) <= bound);
+            }
+        }
+        let draws: std::collections::HashSet<Duration> = (0..50).map(|_| backoff(&ws, 5)).collect();
+        assert!(draws.len() > 1, "jitter varies the wait");
+    }
+
+    #[test]
+    fn close_codes_that_reconnect() {
+        for code in [1001, 1005, 1006, 1011, 1012, 1013, 1014] {
+            assert!(reconnects(code), "{code}");
+        }
+        for code in [1000, 1002, 1003, 1007, 1008, 1009, 1010, 4000, 4999] {
+            assert!(!reconnects(code), "{code}");
+        }
+    }
+
+    #[test]
+    fn the_queue_refuses_what_does_not_fit_and_drops_nothing() {
+        let queue = shared(2, 10, 6);
+        assert!(matches!(
+            queue.push("1234567".into()),
+            Err(SendError::TooLarge { size: 7, max: 6 })
+        ));
+        queue.push("12345".into()).unwrap();
+        // Over the bytes bound.
+        assert!(matches!(
+            queue.push("123456".into()),
+            Err(SendError::QueueFull {
+                max_count: 2,
+                max_bytes: 10
+            })
+        ));
+        queue.push("1".into()).unwrap();
+        // Over the count bound.
+        assert!(matches!(
+            queue.push("2".into()),
+            Err(SendError::QueueFull { .. })
+        ));
+        assert_eq!(queue.front().as_deref(), Some("12345"));
+        queue.pop();
+        assert_eq!(queue.queue.lock().unwrap().bytes, 1);
+        queue.push("abcdef".into()).unwrap();
+        assert_eq!(queue.front().as_deref(), Some("1"));
+        queue.close();
+        assert!(matches!(queue.push("x".into()), Err(SendError::Closed)));
+    }
+
+    #[test]
+    fn send_errors_say_what_happened() {
+        let full = SendError::QueueFull {
+            max_count: 5,
+            max_bytes: 1024,
+        };
+        assert_eq!(
+            full.to_string(),
+            "the queue of unsent messages is full (5 messages or 1024 bytes)"
+        );
+        let large = SendError::TooLarge {
+            size: 200,
+            max: 100,
+        };
+        assert_eq!(
+            large.to_string(),
+            "the message is 200 bytes, over the limit of 100"
+        );
+        assert_eq!(SendError::Closed.to_string(), "the connection is closed");
+        let encode = serde_json::to_string(&std::collections::HashMap::from([((1, 2), 3)]))
+            .map_err(SendError::Encode)
+            .unwrap_err();
+        assert!(std::error::Error::source(&encode).is_some());
+    }
+
+    #[test]
+    fn a_write_may_take_the_heartbeat_interval_and_timeout() {
+        let ws = WsOptions::new().heartbeat(courier_core::Heartbeat {
+            interval_ms: 50,
+            timeout_ms: 100,
+        });
+        assert_eq!(stall(&ws), Duration::from_millis(150));
     }
 }

@@ -14,11 +14,12 @@
 //! - **Messages** are JSON text frames. [`Connection`] yields them parsed as the channel's
 //!   response type; when the channel has `.send()`, [`Connection::send`] and
 //!   [`Connection::sender`] take its send type.
-//! - **Reconnection**: when the socket drops, the heartbeat goes unanswered, or the server
-//!   closes with 1001, 1005, 1006, 1011, 1012, 1013 or 1014, the task reconnects after an
-//!   exponential backoff with full jitter (`backoff`), through the layer stack again, until a
-//!   handshake succeeds or is refused with a status below 500. The state is
-//!   [`Connection::state`] / [`Connection::watch_state`].
+//! - **Reconnection**: when the socket drops, the heartbeat goes unanswered, a write stalls, or
+//!   the server closes with 1001, 1005, 1006, 1011, 1012, 1013 or 1014, the task reconnects
+//!   after an exponential backoff with full jitter (`backoff`), through the layer stack again.
+//!   Network failures, timeouts and statuses ≥ 500 are retried; any other refusal (a 401 once
+//!   the credentials expired) is the stream's last item. The state is [`Connection::state`] /
+//!   [`Connection::watch_state`].
 //! - **The end**: a close with 1000 ends the stream; any other code (1003, 1008, 1009, 4000–4999
 //!   …) yields one [`Error::is_closed`](crate::Error::is_closed) item with the code and reason,
 //!   then ends. A received message over `max_message_size` closes with 1009 the same way.
@@ -28,12 +29,20 @@
 //!   refused with [`SendError::QueueFull`], one over `max_message_size` with
 //!   [`SendError::TooLarge`]: nothing is dropped silently.
 //! - **Heartbeat**: a ping every `heartbeat.interval_ms`; when nothing at all comes back within
-//!   `heartbeat.timeout_ms`, the connection counts as dead and is replaced.
+//!   `heartbeat.timeout_ms`, or a write takes longer than both together, the connection counts
+//!   as dead and is replaced.
 //! - **Auth**: with `auth` set, every connection's first frame is
 //!   `{"type":"courier.hello","auth":{…}}`, the parameters computed afresh for each connection.
+//!   When computing them fails, the first connection fails with that error; a reconnection
+//!   yields it as an item and tries again after the backoff.
+//! - **Subprotocols**: `protocols` are offered in `sec-websocket-protocol`; a server choosing
+//!   one that was not offered fails the handshake ([`Error::is_protocol`](crate::Error::is_protocol)).
 //! - **Back-pressure**: up to 256 received messages wait for the reader; past that the socket
 //!   is not read, so a slow reader slows its server down rather than growing memory.
 //!
+//! The task is spawned on the current tokio runtime: connect from within one. It holds a
+//! [`Client`](crate::Client) clone to handshake again. Messages received after the
+//! [`Connection`] is dropped while a [`Sender`] lives on are discarded.
 //! Dropping the [`Connection`] and every [`Sender`] closes the socket (1000) and ends the task;
 //! so do [`Connection::close`] and the call's or the source's `signal`. A channel this process
 //! implements is joined in process, through the definition's hub (no socket): the same

@@ -57,8 +57,10 @@ pub trait TopicBus: Send + Sync + 'static {
 /// The in-process [`TopicBus`]: a tokio `broadcast` channel per topic, removed when its last
 /// subscriber goes, so topics never accumulate.
 ///
-/// The buffer of a topic is the largest any of its subscribers asked for when the topic was
-/// opened; a subscriber more than that many messages behind gets [`Lagged`].
+/// A topic's buffer is the one its first subscriber asked for (the topic is opened then, and a
+/// `broadcast` channel's capacity is fixed); a subscriber more than that many messages behind
+/// gets [`Lagged`]. Subscribers of one channel ask for the same buffer (the server's
+/// `buffer`), so in practice every subscriber has its own.
 #[derive(Clone, Default)]
 pub struct LocalBus {
     topics: Arc<Mutex<HashMap<String, broadcast::Sender<Outbound>>>>,
@@ -73,6 +75,14 @@ impl LocalBus {
     /// Topics with at least one subscriber.
     pub fn topics(&self) -> usize {
         self.lock().len()
+    }
+
+    /// Subscriptions held now, over all topics.
+    pub fn subscribers(&self) -> usize {
+        self.lock()
+            .values()
+            .map(broadcast::Sender::receiver_count)
+            .sum()
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, broadcast::Sender<Outbound>>> {

@@ -106,9 +106,9 @@ async fn the_run_stops_when_the_last_member_leaves_and_topics_are_removed() {
         )
         .await
         .unwrap();
-    assert_eq!((hub.running(), bus.topics()), (1, 1));
+    assert_eq!((hub.running(), bus.topics(), bus.subscribers()), (1, 1, 2));
     drop(one);
-    assert_eq!(hub.running(), 1);
+    assert_eq!((hub.running(), bus.subscribers()), (1, 1));
     drop(two);
     assert_eq!((hub.running(), bus.topics()), (0, 0));
     // A new member starts a new run.
@@ -297,7 +297,11 @@ async fn a_slow_member_is_closed_with_1013_and_the_others_go_on() {
     assert_eq!(code, 1013);
     assert!(reason.contains("more than 8 messages"), "{reason}");
     assert_eq!(idle.recv().await, None);
-    assert_eq!(bus.topics(), 1, "the reader still holds the topic");
+    assert_eq!(
+        (bus.topics(), bus.subscribers()),
+        (1, 1),
+        "the closed member left the topic; the reader still holds it"
+    );
     drop(reader);
     drop(idle);
     assert_eq!(bus.topics(), 0);
