@@ -435,7 +435,10 @@ impl Client {
         options: Option<&CallOptions>,
         headers: http::HeaderMap,
     ) -> Result<Response<Body>, Error> {
-        let mut request = self.request(endpoint, variables, options).await?;
+        let mut request = self
+            .request(endpoint, variables, options)
+            .await
+            .map_err(|e| e.with_endpoint(endpoint.path()))?;
         for (name, value) in &headers {
             request.headers_mut().insert(name, value.clone());
         }
@@ -464,16 +467,13 @@ impl Client {
         options: Option<&CallOptions>,
     ) -> Result<Response<Body>, Error> {
         let endpoint = self.endpoint_at(path)?;
-        let mut request = self
-            .request(&endpoint, Variables::Json(variables), options)
-            .await
-            .map_err(|e| e.with_endpoint(path))?;
-        request
-            .extensions_mut()
-            .insert(endpoint.meta().with_call(options));
-        self.dispatch(&endpoint, request, options)
-            .await
-            .map_err(|e| e.with_endpoint(path))
+        self.handshake(
+            &endpoint,
+            Variables::Json(variables),
+            options,
+            http::HeaderMap::new(),
+        )
+        .await
     }
 
     /// The endpoint at dotted `path`; an unknown one is `ENDPOINT_NOT_IN_ROUTES`.
@@ -493,6 +493,17 @@ impl Client {
     pub(crate) fn ws_options(&self) -> &courier_core::WsOptions {
         &self.inner.ws
     }
+}
+
+/// A typed view's variables, encoded for `endpoint`; one that does not serialise is a
+/// configuration error naming the endpoint.
+pub(crate) fn typed_variables<V: IntoVariables>(
+    endpoint: &ResolvedEndpoint,
+    variables: V,
+) -> Result<Variables, Error> {
+    variables
+        .into_variables()
+        .map_err(|e| Error::variables(e).with_endpoint(endpoint.path()))
 }
 
 /// The variables of a stream or channel served in process, as its handler takes them: JSON.
@@ -561,10 +572,7 @@ impl Dispatch for Client {
         V: IntoVariables + Send,
     {
         let endpoint = request.endpoint;
-        let variables = request
-            .variables
-            .into_variables()
-            .map_err(|e| Error::variables(e).with_endpoint(endpoint.path()))?;
+        let variables = typed_variables(endpoint, request.variables)?;
         self.execute(endpoint, variables, request.options).await
     }
 }

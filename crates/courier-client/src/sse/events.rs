@@ -345,10 +345,7 @@ impl StreamDispatch for Client {
     {
         let endpoint = Arc::clone(request.endpoint);
         let path: Arc<str> = endpoint.path().into();
-        let variables = request
-            .variables
-            .into_variables()
-            .map_err(|e| Error::variables(e).with_endpoint(&path))?;
+        let variables = crate::caller::typed_variables(&endpoint, request.variables)?;
         self.open_stream(endpoint, variables, request.options.cloned())
             .await
             .map_err(|e| e.with_endpoint(&path))

@@ -31,7 +31,7 @@ use tokio_tungstenite::tungstenite::handshake::client::generate_key;
 use tokio_tungstenite::tungstenite::handshake::derive_accept_key;
 use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode;
 use tokio_tungstenite::tungstenite::protocol::{CloseFrame, Role, WebSocketConfig};
-use tokio_tungstenite::tungstenite::{self, Message};
+use tokio_tungstenite::tungstenite::{self, Message, Utf8Bytes};
 use tokio_tungstenite::WebSocketStream;
 
 type Socket = WebSocketStream<TokioIo<hyper::upgrade::Upgraded>>;
@@ -112,9 +112,10 @@ impl std::error::Error for SendError {
     }
 }
 
-/// Messages not yet written to the socket, in order.
+/// Messages not yet written to the socket, in order; shared byte buffers, so handing one to
+/// the socket does not copy it.
 struct Queue {
-    messages: VecDeque<String>,
+    messages: VecDeque<Utf8Bytes>,
     bytes: usize,
     closed: bool,
 }
@@ -148,13 +149,13 @@ impl Shared {
             });
         }
         queue.bytes += text.len();
-        queue.messages.push_back(text);
+        queue.messages.push_back(Utf8Bytes::from(text));
         drop(queue);
         self.queued.notify_one();
         Ok(())
     }
 
-    fn front(&self) -> Option<String> {
+    fn front(&self) -> Option<Utf8Bytes> {
         let queue = self.queue.lock().unwrap_or_else(|e| e.into_inner());
         queue.messages.front().cloned()
     }
@@ -709,7 +710,7 @@ async fn run_local(
     loop {
         while let Some(text) = shared.front() {
             shared.pop();
-            let sent = match serde_json::from_str::<Value>(&text) {
+            let sent = match serde_json::from_str::<Value>(text.as_str()) {
                 Ok(message) => member.send(message).await,
                 Err(e) => Err(e.into()),
             };
@@ -786,10 +787,7 @@ impl ChannelDispatch for Client {
     {
         let endpoint = Arc::clone(request.endpoint);
         let path: Arc<str> = endpoint.path().into();
-        let variables = request
-            .variables
-            .into_variables()
-            .map_err(|e| Error::variables(e).with_endpoint(&path))?;
+        let variables = crate::caller::typed_variables(&endpoint, request.variables)?;
         self.open_channel(endpoint, variables, request.options.cloned())
             .await
             .map_err(|e| e.with_endpoint(&path))
