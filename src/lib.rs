@@ -58,6 +58,10 @@ pub use courier_layers as layers;
 
 pub use courier_client::{sse, ws};
 
+/// The proxy caller: the typed views over an app server's proxy route.
+pub use courier_client::proxy;
+pub use courier_client::proxy::ProxyCaller;
+
 pub use courier_server as server;
 
 /// The typed API: `Api<T>` is a built source of shape `T`; `#[derive(Api)]` implements `T`.

@@ -70,10 +70,12 @@
 mod caller;
 mod error;
 mod progress;
+pub mod proxy;
 pub mod sse;
 mod transport;
 pub mod ws;
 
 pub use caller::{Call, Caller, CallerBuilder, Client, ClientBuilder};
 pub use error::{Close, Error, HttpError};
+pub use proxy::ProxyCaller;
 pub use transport::{classify, NetworkErrorKind, Transport, TransportCache, TransportError};

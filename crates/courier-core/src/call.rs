@@ -237,11 +237,22 @@ pub trait IntoVariables {
     ///
     /// When the value cannot be represented as JSON (a map with non-string keys, say).
     fn into_variables(self) -> Result<Variables, serde_json::Error>;
+
+    /// Where the variables hold raw bytes (`serialize_bytes`), which JSON cannot carry: the
+    /// proxy caller refuses them before sending (`PROXY_VARIABLE_NOT_SERIALIZABLE`). `None`
+    /// by default; see [`raw_bytes_at`](crate::encode::raw_bytes_at).
+    fn raw_bytes(&self) -> Option<String> {
+        None
+    }
 }
 
 impl<T: serde::Serialize> IntoVariables for T {
     fn into_variables(self) -> Result<Variables, serde_json::Error> {
         serde_json::to_value(self).map(Variables::from)
+    }
+
+    fn raw_bytes(&self) -> Option<String> {
+        crate::encode::raw_bytes_at(self)
     }
 }
 

@@ -30,8 +30,11 @@
 //! # Ok::<(), courier_core::ConfigurationError>(())
 //! ```
 
+use crate::error::{ConfigurationError, ErrorCode};
+use crate::options::CacheOptions;
 use crate::tree::api::ApiDef;
-use crate::tree::endpoint::{EndpointDef, Kind};
+use crate::tree::endpoint::{ChannelEndpoint, EndpointDef, HttpEndpoint, Kind, StreamEndpoint};
+use crate::tree::group::GroupDef;
 use serde::ser::SerializeMap;
 use serde::{Deserialize, Serialize, Serializer};
 use std::collections::BTreeMap;
@@ -165,6 +168,77 @@ impl Routes {
             cancel_previous,
             coalesce: Some(api.options().coalesce),
         }
+    }
+
+    /// The tree a proxy caller built from these routes alone walks: one group per group path,
+    /// one endpoint per route, every one exposed, each of the shape its route gives (a read
+    /// with `get: true` is a cached read, a socket with `bidirectional` takes messages). The
+    /// endpoints have no addresses: the proxy knows those.
+    ///
+    /// # Errors
+    ///
+    /// A route whose path has no group (`DOTTED_NAME` for a bare name), a name that is not
+    /// valid, or a `cancelPrevious` entry that is not a routed read (`CANCEL_PREVIOUS_INVALID`).
+    pub fn to_api(&self) -> Result<ApiDef, ConfigurationError> {
+        #[derive(Default)]
+        struct Node {
+            endpoints: Vec<(String, EndpointDef)>,
+            groups: BTreeMap<String, Node>,
+        }
+        fn into_group(node: Node) -> GroupDef {
+            let mut group = GroupDef::new().expose(true);
+            for (name, endpoint) in node.endpoints {
+                group = group.endpoint(name, endpoint);
+            }
+            for (name, child) in node.groups {
+                group = group.group(name, into_group(child));
+            }
+            group
+        }
+        let mut root = Node::default();
+        for (path, shape) in &self.endpoints {
+            let Some((group_path, name)) = path.rsplit_once('.') else {
+                return Err(ConfigurationError::new(
+                    ErrorCode::DottedName,
+                    format!(
+                        "route `{path}` names no group: an endpoint's path is `group.endpoint`"
+                    ),
+                )
+                .at(path.as_str()));
+            };
+            let mut node = &mut root;
+            for segment in group_path.split('.') {
+                node = node.groups.entry(segment.to_owned()).or_default();
+            }
+            let endpoint: EndpointDef = match shape {
+                RouteShape::Query { get: true } => {
+                    HttpEndpoint::get("").cache(CacheOptions::new()).into()
+                }
+                RouteShape::Query { get: false } => HttpEndpoint::get("").into(),
+                RouteShape::Mutation => HttpEndpoint::post("").into(),
+                RouteShape::Sse => StreamEndpoint::get("").into(),
+                RouteShape::Ws { bidirectional } => {
+                    let channel = ChannelEndpoint::connect("");
+                    if *bidirectional {
+                        channel.send()
+                    } else {
+                        channel
+                    }
+                    .into()
+                }
+            };
+            node.endpoints.push((name.to_owned(), endpoint));
+        }
+        let mut api = ApiDef::builder()
+            .expose(true)
+            .cancel_previous(self.cancel_previous.iter().cloned());
+        if let Some(coalesce) = self.coalesce {
+            api = api.coalesce(coalesce);
+        }
+        for (name, node) in root.groups {
+            api = api.group(name, into_group(node));
+        }
+        api.build()
     }
 
     /// The record as one line of JSON.

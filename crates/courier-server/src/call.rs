@@ -9,12 +9,14 @@ use axum::response::{IntoResponse, Response};
 use axum::Json;
 use courier_client::Error;
 use courier_core::context::ServedRequest;
+use courier_core::encode::{FilePart, Form, Variables};
 use courier_core::{CallOptions, EndpointDef, Kind};
 use http::header::{CONTENT_ENCODING, CONTENT_LENGTH, CONTENT_TYPE, COOKIE, SET_COOKIE};
 use serde_json::{json, Value};
 use std::collections::HashMap;
 use std::net::SocketAddr;
 use std::sync::Arc;
+use std::time::Duration;
 
 /// Headers the allow-lists never govern: the proxy sets them itself.
 fn is_message_header(name: &HeaderName) -> bool {
@@ -56,7 +58,7 @@ pub(crate) async fn serve_call(
             endpoint.path()
         )));
     };
-    let variables = if method == Method::GET {
+    let variables: Variables = if method == Method::GET {
         if http.kind() == Kind::Mutation {
             return Err(Refusal::method(format!(
                 "`{}` writes: call it with POST",
@@ -69,18 +71,25 @@ pub(crate) async fn serve_call(
                 endpoint.path()
             )));
         }
-        get_variables
+        get_variables.into()
     } else {
-        let is_json = parts
+        let kind = parts
             .headers
             .get(CONTENT_TYPE)
             .and_then(|v| v.to_str().ok())
+            .map(str::to_ascii_lowercase);
+        let multipart = kind
+            .as_deref()
+            .is_some_and(|v| v.starts_with("multipart/form-data"));
+        let json = kind
+            .as_deref()
             .is_none_or(|v| v.starts_with("application/json"));
-        if !is_json {
+        if !multipart && !json {
             return Err(Refusal {
                 status: StatusCode::UNSUPPORTED_MEDIA_TYPE,
                 code: "UNSUPPORTED_MEDIA_TYPE",
-                message: "a POST to the proxy carries `{\"variables\": …}` as application/json"
+                message: "a POST to the proxy carries `{\"variables\": …}` as application/json, \
+                          or a form as multipart/form-data"
                     .to_owned(),
             });
         }
@@ -91,13 +100,15 @@ pub(crate) async fn serve_call(
                 code: "PAYLOAD_TOO_LARGE",
                 message: format!("the request body is over {} bytes", proxy.body_limit),
             })?;
-        if bytes.is_empty() {
-            Value::Null
+        if multipart {
+            Variables::Form(form_of(&parts, bytes).await?)
+        } else if bytes.is_empty() {
+            Variables::None
         } else {
             let body: Value = serde_json::from_slice(&bytes)
                 .map_err(|e| Refusal::bad_request(format!("the body is not JSON: {e}")))?;
             match body {
-                Value::Object(mut body) => body.remove("variables").unwrap_or(Value::Null),
+                Value::Object(mut body) => body.remove("variables").unwrap_or(Value::Null).into(),
                 _ => {
                     return Err(Refusal::bad_request(
                         "the body is `{\"variables\": …}`".to_owned(),
@@ -106,11 +117,15 @@ pub(crate) async fn serve_call(
             }
         }
     };
+    let timeout = sent_timeout(&query, &endpoint)?;
 
     let Some(client) = proxy.clients.get(source_of(&query)) else {
         return Err(Refusal::not_found("no such source".to_owned()));
     };
-    let (options, served, names) = upstream_options(&api, &endpoint, parts);
+    let (mut options, served, names) = upstream_options(&api, &endpoint, parts);
+    if let Some(timeout) = timeout {
+        options = options.timeout(timeout);
+    }
     match client
         .forward(endpoint.path(), variables, Some(&options))
         .await
@@ -118,6 +133,63 @@ pub(crate) async fn serve_call(
         Ok(upstream) => Ok(respond(upstream, &served, &names)),
         Err(e) => Ok(failure(&e)),
     }
+}
+
+/// The timeout a proxy caller sent for one call (`_t`, milliseconds): it may shorten the
+/// endpoint's (or the source's) bound on the upstream call, never lengthen it.
+fn sent_timeout(
+    query: &HashMap<String, String>,
+    endpoint: &courier_core::ResolvedEndpoint,
+) -> Result<Option<Duration>, Refusal> {
+    let Some(text) = query.get("_t") else {
+        return Ok(None);
+    };
+    let sent = text
+        .parse::<u64>()
+        .map(Duration::from_millis)
+        .map_err(|_| {
+            Refusal::bad_request(format!("`_t` is a number of milliseconds, not `{text}`"))
+        })?;
+    Ok(Some(match endpoint.meta().timeout_value() {
+        Some(own) => sent.min(own),
+        None => sent,
+    }))
+}
+
+/// The form a multipart POST carries, part for part: a part with a content type is a file,
+/// one without is a text field.
+async fn form_of(parts: &http::request::Parts, bytes: bytes::Bytes) -> Result<Form, Refusal> {
+    use axum::extract::{FromRequest, Multipart};
+    let request = Request::from_parts(parts.clone(), AxumBody::from(bytes));
+    let bad = |e: axum::extract::multipart::MultipartError| {
+        Refusal::bad_request(format!("the form does not parse: {}", e.body_text()))
+    };
+    let mut multipart = Multipart::from_request(request, &())
+        .await
+        .map_err(|e| Refusal::bad_request(format!("the form does not parse: {}", e.body_text())))?;
+    let mut form = Form::new();
+    while let Some(field) = multipart.next_field().await.map_err(bad)? {
+        let name = field.name().unwrap_or_default().to_owned();
+        let filename = field.file_name().map(str::to_owned);
+        let kind = field.content_type().map(str::to_owned);
+        let data = field.bytes().await.map_err(bad)?;
+        if filename.is_none() && kind.is_none() {
+            let text = String::from_utf8(data.to_vec()).map_err(|_| {
+                Refusal::bad_request(format!("the form's text field `{name}` is not UTF-8"))
+            })?;
+            form = form.text(name, text);
+        } else {
+            let mut file = FilePart::new(data);
+            if let Some(filename) = filename {
+                file = file.filename(filename);
+            }
+            if let Some(kind) = kind {
+                file = file.content_type(kind);
+            }
+            form = form.file(name, file);
+        }
+    }
+    Ok(form)
 }
 
 /// The call options of a proxied call: the browser's allow-listed headers (not one the source

@@ -462,26 +462,80 @@ async fn serve_channel(
             )))
         }
     };
+    let announced = query.get("_h").is_some_and(|v| v == "1");
     if remote {
         let Some(client) = live.clients.get(source_of(&query)).cloned() else {
             return Err(Refusal::not_found("no such source".to_owned()));
         };
         let (options, _served, names) = call::upstream_options(&api, &endpoint, parts);
         let path = endpoint.path().to_owned();
-        return Ok(upgrade.on_upgrade(move |socket| {
-            proxy_socket(socket, client, path, variables, options, names)
+        return Ok(upgrade.on_upgrade(move |mut socket| async move {
+            let Some(hello) = read_hello(&mut socket, announced).await else {
+                return;
+            };
+            proxy_socket(socket, client, path, variables, options, names, hello).await;
         }));
     }
     let buffer = live.buffer;
-    Ok(upgrade.on_upgrade(move |socket| run_socket(socket, api, endpoint, variables, buffer)))
+    Ok(upgrade.on_upgrade(move |mut socket| async move {
+        let Some(hello) = read_hello(&mut socket, announced).await else {
+            return;
+        };
+        run_socket(socket, api, endpoint, variables, buffer, hello).await;
+    }))
 }
 
-/// How long the proxy waits for a socket's hello frame before it connects upstream without it.
+/// What a socket's announced first frame brought: the hello's `auth` and `headers`, or the
+/// first message when the frame was not a hello.
+#[derive(Default)]
+struct Hello {
+    auth: Option<serde_json::Map<String, Value>>,
+    headers: Option<serde_json::Map<String, Value>>,
+    pending: Option<Value>,
+}
+
+/// Reads the hello frame a handshake announced (`_h=1`), waiting up to [`HELLO_WAIT`];
+/// without the announcement nothing is read. `None` when the socket ended or its first frame
+/// was not JSON (closed with 1003).
+async fn read_hello(socket: &mut WebSocket, announced: bool) -> Option<Hello> {
+    if !announced {
+        return Some(Hello::default());
+    }
+    match tokio::time::timeout(HELLO_WAIT, socket.recv()).await {
+        Err(_elapsed) => Some(Hello::default()),
+        Ok(Some(Ok(Message::Text(text)))) => match serde_json::from_str::<Value>(text.as_str()) {
+            Ok(Value::Object(mut hello)) if is_hello_object(&hello) => {
+                let object = |v: Option<Value>| match v {
+                    Some(Value::Object(map)) => Some(map),
+                    _ => None,
+                };
+                Some(Hello {
+                    auth: object(hello.remove("auth")),
+                    headers: object(hello.remove("headers")),
+                    pending: None,
+                })
+            }
+            Ok(message) => Some(Hello {
+                pending: Some(message),
+                ..Hello::default()
+            }),
+            Err(_) => {
+                let _ = socket.send(close(1003, "a message is JSON text")).await;
+                None
+            }
+        },
+        Ok(Some(Ok(Message::Close(_)))) | Ok(None) | Ok(Some(Err(_))) => None,
+        Ok(Some(Ok(_))) => Some(Hello::default()),
+    }
+}
+
+/// How long the proxy waits for an announced hello frame before it goes on without it.
 const HELLO_WAIT: Duration = Duration::from_secs(2);
 
-/// A channel another process serves, through the source's channel client: the browser's first
-/// frame may be the hello, whose `headers` (allow-listed names only) join the upstream
-/// handshake; then messages are pumped both ways, and the upstream's close is passed on.
+/// A channel another process serves, through the source's channel client: the hello's
+/// `headers` (allow-listed names only) join the upstream handshake and its `auth` goes in the
+/// upstream socket's own first frame; then messages are pumped both ways, and the upstream's
+/// close is passed on.
 async fn proxy_socket(
     mut socket: WebSocket,
     client: courier_client::Client,
@@ -489,35 +543,26 @@ async fn proxy_socket(
     variables: Value,
     mut options: courier_core::CallOptions,
     names: Vec<http::HeaderName>,
+    hello: Hello,
 ) {
-    let mut pending = None;
-    match tokio::time::timeout(HELLO_WAIT, socket.recv()).await {
-        Err(_elapsed) => {}
-        Ok(Some(Ok(Message::Text(text)))) => match serde_json::from_str::<Value>(text.as_str()) {
-            Ok(hello) if is_hello(&hello) => {
-                let headers = hello.get("headers").and_then(Value::as_object);
-                for (name, value) in headers.into_iter().flatten() {
-                    let (Ok(name), Some(value)) =
-                        (http::HeaderName::try_from(name.as_str()), value.as_str())
-                    else {
-                        continue;
-                    };
-                    if let (true, Ok(value)) =
-                        (names.contains(&name), http::HeaderValue::try_from(value))
-                    {
-                        options = options.header(name, value);
-                    }
-                }
-            }
-            Ok(message) => pending = Some(message),
-            Err(_) => {
-                let _ = socket.send(close(1003, "a message is JSON text")).await;
-                return;
-            }
-        },
-        Ok(_) => return,
+    for (name, value) in hello.headers.iter().flatten() {
+        let (Ok(name), Some(value)) = (http::HeaderName::try_from(name.as_str()), value.as_str())
+        else {
+            continue;
+        };
+        if let (true, Ok(value)) = (names.contains(&name), http::HeaderValue::try_from(value)) {
+            options = options.header(name, value);
+        }
     }
-    let mut upstream = match client.channel(&path, variables, Some(&options)).await {
+    let pending = hello.pending;
+    let mut ws = client.ws_options().clone();
+    if let Some(auth) = hello.auth {
+        ws.auth = Some(courier_core::WsAuth::Params(auth));
+    }
+    let mut upstream = match client
+        .channel_with(&path, variables, Some(&options), ws)
+        .await
+    {
         Ok(upstream) => upstream,
         Err(e) => {
             let _ = socket
@@ -590,6 +635,11 @@ fn is_hello(message: &Value) -> bool {
     message.get("type").and_then(Value::as_str) == Some("courier.hello")
 }
 
+/// Whether a first frame's object is courier's hello.
+fn is_hello_object(message: &serde_json::Map<String, Value>) -> bool {
+    message.get("type").and_then(Value::as_str) == Some("courier.hello")
+}
+
 /// One subscriber's socket, joined to the channel's hub until either side ends.
 async fn run_socket(
     mut socket: WebSocket,
@@ -597,11 +647,15 @@ async fn run_socket(
     endpoint: Arc<ResolvedEndpoint>,
     variables: Value,
     buffer: usize,
+    hello: Hello,
 ) {
     let Some(channel) = endpoint.definition().as_channel() else {
         return;
     };
-    let options = JoinOptions::default().buffer(buffer);
+    let mut options = JoinOptions::default().buffer(buffer);
+    if let Some(auth) = hello.auth {
+        options = options.auth(auth);
+    }
     let mut member = match api
         .hub()
         .join(endpoint.path(), channel, variables, options)
@@ -614,6 +668,20 @@ async fn run_socket(
         }
     };
     let mut first = true;
+    if let Some(message) = hello.pending {
+        // The announced first frame was a message after all.
+        first = false;
+        if !member.accepts_messages() {
+            let _ = socket
+                .send(close(1008, "this channel takes no messages"))
+                .await;
+            let _ = member.leave().await;
+            return;
+        }
+        if let Err(e) = member.send(message).await {
+            tracing::warn!(endpoint = %endpoint.path(), error = %e, "a channel's on_message failed");
+        }
+    }
     loop {
         tokio::select! {
             out = member.recv() => match out {

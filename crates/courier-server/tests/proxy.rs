@@ -563,11 +563,13 @@ async fn a_remote_channel_is_proxied_with_the_hellos_headers() {
     tokio::spawn(async move { axum::serve(listener, app).await });
 
     let tcp = tokio::net::TcpStream::connect(proxy).await.unwrap();
-    let url = format!("ws://{proxy}/api/ws?_s=demo&_g=chat&_m=room&_v=%7B%22id%22%3A%22r1%22%7D");
+    // `_h=1`: a hello frame follows.
+    let url =
+        format!("ws://{proxy}/api/ws?_s=demo&_g=chat&_m=room&_v=%7B%22id%22%3A%22r1%22%7D&_h=1");
     let (mut browser, _) = tokio_tungstenite::client_async(url, tcp).await.unwrap();
     browser
         .send(Message::text(
-            r#"{"type":"courier.hello","headers":{"x-tenant":"acme","x-secret":"no"}}"#,
+            r#"{"type":"courier.hello","auth":{"token":"t1"},"headers":{"x-tenant":"acme","x-secret":"no"}}"#,
         ))
         .await
         .unwrap();
@@ -575,11 +577,35 @@ async fn a_remote_channel_is_proxied_with_the_hellos_headers() {
         .send(Message::text(r#"{"text":"hi"}"#))
         .await
         .unwrap();
-    let echoed = tokio::time::timeout(Duration::from_secs(10), browser.next())
-        .await
-        .expect("the echo within 10 s")
-        .unwrap()
-        .unwrap();
-    assert_eq!(echoed.into_text().unwrap().as_str(), r#"{"text":"hi"}"#);
+    // The echo server hands back what it got: first the proxy's own hello, carrying the
+    // browser's `auth` (not its headers, which went in the handshake), then the message.
+    let hello: serde_json::Value = serde_json::from_str(&next_text(&mut browser).await).unwrap();
+    assert_eq!(
+        hello,
+        serde_json::json!({ "type": "courier.hello", "auth": { "token": "t1" } })
+    );
+    assert_eq!(next_text(&mut browser).await, r#"{"text":"hi"}"#);
     assert_eq!(tenant.recv().await.unwrap().as_deref(), Some("acme"));
+}
+
+/// The next text frame a test's socket receives, within 10 s.
+async fn next_text<S>(socket: &mut S) -> String
+where
+    S: futures_util::Stream<
+            Item = Result<
+                tokio_tungstenite::tungstenite::Message,
+                tokio_tungstenite::tungstenite::Error,
+            >,
+        > + Unpin,
+{
+    use futures_util::StreamExt;
+    tokio::time::timeout(Duration::from_secs(10), socket.next())
+        .await
+        .expect("a frame within 10 s")
+        .unwrap()
+        .unwrap()
+        .into_text()
+        .unwrap()
+        .as_str()
+        .to_owned()
 }

@@ -3,13 +3,15 @@
 
 use crate::error::{Error, HttpError};
 use crate::progress::ProgressBody;
+use crate::proxy::Route;
 use crate::transport::{Transport, TransportCache};
 use bytes::Bytes;
 use courier_core::encode::Variables;
 use courier_core::{
     build_request, call_transport, resolve_path_options, ApiDef, Body, BoxError, CallOptions,
-    CancellationToken, Dispatch, FromResponse, HttpCallRequest, HttpResponse, HttpService,
-    IntoVariables, Middleware, ResolvedEndpoint, ResponseBody, ResponseType, Retry, RetryPolicy,
+    CancellationToken, Dispatch, EndpointMeta, FromResponse, HttpCallRequest, HttpResponse,
+    HttpService, IntoVariables, Middleware, ResolvedEndpoint, ResponseBody, ResponseType, Retry,
+    RetryPolicy,
 };
 use courier_layers::cancel_previous::CancelPreviousLayer;
 use courier_layers::coalesce::{CoalesceBody, CoalesceLayer};
@@ -64,6 +66,8 @@ struct Inner {
     stack: Stack,
     services: HashMap<String, HttpService>,
     ws: courier_core::WsOptions,
+    /// Set for a proxy caller's client: calls go to the proxy route.
+    proxy: Option<Route>,
 }
 
 /// Builds a [`Client`]: the API, the default transport's settings, the default retry policy
@@ -75,9 +79,16 @@ pub struct ClientBuilder {
     retry: Option<RetryPolicy>,
     layers: Vec<Middleware>,
     ws: courier_core::WsOptions,
+    proxy: Option<Route>,
 }
 
 impl ClientBuilder {
+    /// Sends every call to a proxy route instead of the upstream (the proxy caller).
+    pub(crate) fn proxy(mut self, route: Route) -> Self {
+        self.proxy = Some(route);
+        self
+    }
+
     /// The default transport (for endpoints whose group and source set neither `fetch` nor
     /// `dispatcher`).
     pub fn transport(mut self, transport: Transport) -> Self {
@@ -135,15 +146,36 @@ impl ClientBuilder {
     pub fn build(self) -> Result<Client, Error> {
         let transports = TransportCache::new(self.transport).map_err(Error::transport)?;
         let source = self.api.options();
-        let mut middleware = source.middleware.clone();
-        middleware.extend(self.layers);
-        let stack = Stack {
-            retry: self.retry.map(RetryLayer::new),
-            coalesce: CoalesceLayer::new(),
-            middleware,
-            session: source.session.clone().map(SessionLayer::new),
-            forward: source.forward.clone().map(ForwardLayer::new),
-            cancel_previous: (!source.cancel_previous.is_empty()).then(CancelPreviousLayer::new),
+        let stack = match &self.proxy {
+            // A proxy caller's calls run the caller's own layers; the source's middleware,
+            // session and forwarded headers are the server's.
+            Some(route) => Stack {
+                retry: None,
+                coalesce: CoalesceLayer::new(),
+                middleware: self.layers,
+                session: None,
+                forward: None,
+                cancel_previous: route
+                    .metas
+                    .values()
+                    .any(EndpointMeta::cancels_previous)
+                    .then(CancelPreviousLayer::new),
+                proxied: true,
+            },
+            None => {
+                let mut middleware = source.middleware.clone();
+                middleware.extend(self.layers);
+                Stack {
+                    retry: self.retry.map(RetryLayer::new),
+                    coalesce: CoalesceLayer::new(),
+                    middleware,
+                    session: source.session.clone().map(SessionLayer::new),
+                    forward: source.forward.clone().map(ForwardLayer::new),
+                    cancel_previous: (!source.cancel_previous.is_empty())
+                        .then(CancelPreviousLayer::new),
+                    proxied: false,
+                }
+            }
         };
         let mut services = HashMap::new();
         for endpoint in self.api.endpoints() {
@@ -157,6 +189,7 @@ impl ClientBuilder {
                 stack,
                 services,
                 ws: self.ws,
+                proxy: self.proxy,
             }),
         })
     }
@@ -174,6 +207,9 @@ struct Stack {
     forward: Option<ForwardLayer>,
     /// One for the client: a newer call cancels an older one of the same endpoint.
     cancel_previous: Option<CancelPreviousLayer>,
+    /// A proxy caller's stack: one transport (the builder's, or the call's), no endpoint
+    /// layers.
+    proxied: bool,
 }
 
 impl Stack {
@@ -184,16 +220,24 @@ impl Stack {
         transports: &TransportCache,
         options: Option<&CallOptions>,
     ) -> Result<HttpService, Error> {
-        let transport = transports
-            .service(&call_transport(endpoint, options))
-            .map_err(Error::transport)?;
+        let settings = if self.proxied {
+            options.map(|o| o.transport().clone()).unwrap_or_default()
+        } else {
+            call_transport(endpoint, options)
+        };
+        let transport = transports.service(&settings).map_err(Error::transport)?;
         let inner = ServiceBuilder::new()
             .map_response(|response: Response<CoalesceBody<Body>>| response.map(Body::from))
             .layer(self.coalesce.clone())
             .option_layer(self.retry.clone())
             .layer(TimeoutLayer::from_meta())
             .service(transport);
-        let own = &endpoint.definition().options().layers;
+        let none = Vec::new();
+        let own = if self.proxied {
+            &none
+        } else {
+            &endpoint.definition().options().layers
+        };
         if self.middleware.is_empty() && own.is_empty() {
             return Ok(self.outer(inner));
         }
@@ -254,6 +298,7 @@ impl Client {
             retry: Some(RetryPolicy::default()),
             layers: Vec::new(),
             ws: courier_core::WsOptions::default(),
+            proxy: None,
         }
     }
 
@@ -306,7 +351,11 @@ impl Client {
                 result = work => result,
             }
         };
-        result.map_err(|e| e.with_endpoint(endpoint.path()))
+        let result = result.map_err(|e| e.with_endpoint(endpoint.path()));
+        if let Some(route) = &self.inner.proxy {
+            route.report(endpoint.path(), &result);
+        }
+        result
     }
 
     async fn send<R: FromResponse>(
@@ -318,7 +367,7 @@ impl Client {
         let api = &self.inner.api;
         let mut request = self.request(endpoint, variables, options).await?;
         let method = request.method().clone();
-        let meta = endpoint.meta().with_call(options);
+        let meta = self.meta(endpoint, options);
         let timeout = meta.timeout_value();
         request.extensions_mut().insert(meta);
         if let Some(progress) = options.and_then(CallOptions::upload_progress) {
@@ -352,8 +401,13 @@ impl Client {
                     .map_err(|e| Error::decode(parts.status, e))?;
                 ResponseBody::Value(value)
             } else {
-                let response_type = http
-                    .and_then(|h| h.response_type_override())
+                let by_content_type = self
+                    .inner
+                    .proxy
+                    .as_ref()
+                    .and_then(|route| route.response_type(&parts.headers));
+                let response_type = by_content_type
+                    .or_else(|| http.and_then(|h| h.response_type_override()))
                     .unwrap_or(api.options().response_type);
                 match response_type {
                     ResponseType::Json if bytes.is_empty() => ResponseBody::Empty,
@@ -385,6 +439,9 @@ impl Client {
         variables: Variables,
         options: Option<&CallOptions>,
     ) -> Result<Request<Body>, Error> {
+        if let Some(route) = &self.inner.proxy {
+            return route.request(endpoint, variables, options);
+        }
         let values = resolve_path_options(endpoint.path_options(), None)
             .await
             .map_err(Error::path_options)?;
@@ -420,7 +477,54 @@ impl Client {
                     .service(endpoint, &self.inner.transports, None)?,
             },
         };
-        service.oneshot(request).await.map_err(Error::from_stack)
+        let Some(jar) = self.inner.proxy.as_ref().and_then(|r| r.jar.as_ref()) else {
+            return service.oneshot(request).await.map_err(Error::from_stack);
+        };
+        let mut request = request;
+        let uri = request.uri().clone();
+        jar.add_to(&uri, request.headers_mut());
+        let response = service.oneshot(request).await.map_err(Error::from_stack)?;
+        jar.store_from(&uri, response.headers());
+        Ok(response)
+    }
+
+    /// The facts of a call of `endpoint` that the layers read, the call's options applied.
+    fn meta(&self, endpoint: &ResolvedEndpoint, options: Option<&CallOptions>) -> EndpointMeta {
+        match &self.inner.proxy {
+            Some(route) => route.meta(endpoint, options),
+            None => endpoint.meta().with_call(options),
+        }
+    }
+
+    /// A typed view's variables, encoded for `endpoint`; a proxy caller first refuses raw bytes
+    /// (`PROXY_VARIABLE_NOT_SERIALIZABLE`), before anything is sent.
+    pub(crate) fn variables<V: IntoVariables>(
+        &self,
+        endpoint: &ResolvedEndpoint,
+        variables: V,
+    ) -> Result<Variables, Error> {
+        if self.inner.proxy.is_some() {
+            if let Some(at) = variables.raw_bytes() {
+                return Err(crate::proxy::not_serializable(
+                    endpoint.path(),
+                    format!(
+                        "`{at}` holds raw bytes, which JSON cannot carry: send files in a `Form`"
+                    ),
+                ));
+            }
+        }
+        typed_variables(endpoint, variables)
+    }
+
+    /// Whether this client calls through a proxy route: streams and channels are then never
+    /// served in process, even implemented ones.
+    pub(crate) fn is_proxy(&self) -> bool {
+        self.inner.proxy.is_some()
+    }
+
+    /// The headers a proxy caller sends in each socket's first frame.
+    pub(crate) fn proxy_headers(&self) -> Option<&http::HeaderMap> {
+        self.inner.proxy.as_ref().map(|r| &r.headers)
     }
 
     /// Sends the opening request of a stream or channel (its handshake GET, with `headers`
@@ -435,16 +539,43 @@ impl Client {
         options: Option<&CallOptions>,
         headers: http::HeaderMap,
     ) -> Result<Response<Body>, Error> {
+        self.handshake_with(endpoint, variables, options, headers, None)
+            .await
+    }
+
+    /// [`Client::handshake`] with a query parameter added to the address (a channel's `_h=1`,
+    /// announcing its hello frame).
+    pub(crate) async fn handshake_with(
+        &self,
+        endpoint: &ResolvedEndpoint,
+        variables: Variables,
+        options: Option<&CallOptions>,
+        headers: http::HeaderMap,
+        param: Option<(&str, &str)>,
+    ) -> Result<Response<Body>, Error> {
         let mut request = self
             .request(endpoint, variables, options)
             .await
             .map_err(|e| e.with_endpoint(endpoint.path()))?;
+        if let Some((name, value)) = param {
+            let uri = request.uri();
+            let joined = match uri.query() {
+                Some(query) if !query.is_empty() => format!("{}&{name}={value}", uri),
+                _ => format!("{}?{name}={value}", uri.to_string().trim_end_matches('?')),
+            };
+            *request.uri_mut() = joined.parse().map_err(|e| {
+                Error::from(courier_core::ConfigurationError::new(
+                    courier_core::ErrorCode::InvalidOption,
+                    format!("the handshake address does not parse: {e}"),
+                ))
+            })?;
+        }
         for (name, value) in &headers {
             request.headers_mut().insert(name, value.clone());
         }
         request
             .extensions_mut()
-            .insert(endpoint.meta().with_call(options));
+            .insert(self.meta(endpoint, options));
         self.dispatch(endpoint, request, options)
             .await
             .map_err(|e| e.with_endpoint(endpoint.path()))
@@ -463,17 +594,12 @@ impl Client {
     pub async fn forward(
         &self,
         path: &str,
-        variables: Value,
+        variables: impl Into<Variables>,
         options: Option<&CallOptions>,
     ) -> Result<Response<Body>, Error> {
         let endpoint = self.endpoint_at(path)?;
-        self.handshake(
-            &endpoint,
-            Variables::Json(variables),
-            options,
-            http::HeaderMap::new(),
-        )
-        .await
+        self.handshake(&endpoint, variables.into(), options, http::HeaderMap::new())
+            .await
     }
 
     /// The endpoint at dotted `path`; an unknown one is `ENDPOINT_NOT_IN_ROUTES`.
@@ -489,8 +615,8 @@ impl Client {
         })
     }
 
-    /// The settings of the sockets this client's channels open.
-    pub(crate) fn ws_options(&self) -> &courier_core::WsOptions {
+    /// The settings of the sockets this client's channels open ([`ClientBuilder::ws`]).
+    pub fn ws_options(&self) -> &courier_core::WsOptions {
         &self.inner.ws
     }
 }
@@ -572,7 +698,7 @@ impl Dispatch for Client {
         V: IntoVariables + Send,
     {
         let endpoint = request.endpoint;
-        let variables = typed_variables(endpoint, request.variables)?;
+        let variables = self.variables(endpoint, request.variables)?;
         self.execute(endpoint, variables, request.options).await
     }
 }

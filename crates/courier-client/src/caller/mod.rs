@@ -2,7 +2,7 @@
 
 mod client;
 
-pub(crate) use self::client::{in_process_variables, refused, typed_variables};
+pub(crate) use self::client::{in_process_variables, refused};
 pub use self::client::{Call, Client, ClientBuilder};
 
 use crate::error::Error;

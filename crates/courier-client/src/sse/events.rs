@@ -345,7 +345,7 @@ impl StreamDispatch for Client {
     {
         let endpoint = Arc::clone(request.endpoint);
         let path: Arc<str> = endpoint.path().into();
-        let variables = crate::caller::typed_variables(&endpoint, request.variables)?;
+        let variables = self.variables(&endpoint, request.variables)?;
         self.open_stream(endpoint, variables, request.options.cloned())
             .await
             .map_err(|e| e.with_endpoint(&path))
@@ -402,7 +402,8 @@ impl Client {
             endpoint: path,
             _event: PhantomData,
         };
-        if let StreamSource::Implemented(handler) = stream.source() {
+        // A proxy caller reaches even an implemented stream through the proxy.
+        if let (StreamSource::Implemented(handler), false) = (stream.source(), self.is_proxy()) {
             let variables = crate::caller::in_process_variables(variables)?;
             events.state = State::Local(handler.open(StreamRequest::new(variables)));
             return Ok(events);

@@ -351,18 +351,32 @@ impl Dialer {
     /// The hello frame opening the next connection, its parameters computed afresh; `None`
     /// without `WsOptions::auth`.
     async fn hello(&self) -> Result<Option<Message>, Error> {
-        let Some(auth) = &self.ws.auth else {
-            return Ok(None);
+        let params = match &self.ws.auth {
+            Some(auth) => auth
+                .params()
+                .await
+                .map_err(|e| Error::path_options(Box::new(AuthFailed(e))))?,
+            None => None,
         };
-        let params = auth
-            .params()
-            .await
-            .map_err(|e| Error::path_options(Box::new(AuthFailed(e))))?;
-        // `None`: nothing to authenticate with this time, so no hello frame.
-        let Some(params) = params else {
+        // A proxy caller's default headers travel in the first frame too.
+        let headers: serde_json::Map<String, Value> = self
+            .client
+            .proxy_headers()
+            .into_iter()
+            .flatten()
+            .filter_map(|(name, value)| Some((name.to_string(), Value::from(value.to_str().ok()?))))
+            .collect();
+        // Nothing to authenticate with and no headers: no hello frame.
+        if params.is_none() && headers.is_empty() {
             return Ok(None);
-        };
-        let hello = serde_json::json!({ "type": "courier.hello", "auth": params });
+        }
+        let mut hello = serde_json::json!({ "type": "courier.hello" });
+        if let Some(params) = params {
+            hello["auth"] = Value::Object(params);
+        }
+        if !headers.is_empty() {
+            hello["headers"] = Value::Object(headers);
+        }
         Ok(Some(Message::text(hello.to_string())))
     }
 
@@ -393,13 +407,17 @@ impl Dialer {
             })?;
             headers.insert(SEC_WEBSOCKET_PROTOCOL, value);
         }
+        // `_h=1` tells a courier server that a hello frame follows, so it reads it before
+        // joining the subscriber (see docs/PROTOCOL.md).
+        let announce = hello.is_some().then_some(("_h", "1"));
         let mut response = self
             .client
-            .handshake(
+            .handshake_with(
                 &self.endpoint,
                 self.variables.clone(),
                 self.options.as_ref(),
                 headers,
+                announce,
             )
             .await?;
         if response.status() != StatusCode::SWITCHING_PROTOCOLS {
@@ -787,10 +805,15 @@ impl ChannelDispatch for Client {
     {
         let endpoint = Arc::clone(request.endpoint);
         let path: Arc<str> = endpoint.path().into();
-        let variables = crate::caller::typed_variables(&endpoint, request.variables)?;
-        self.open_channel(endpoint, variables, request.options.cloned())
-            .await
-            .map_err(|e| e.with_endpoint(&path))
+        let variables = self.variables(&endpoint, request.variables)?;
+        self.open_channel(
+            endpoint,
+            variables,
+            request.options.cloned(),
+            self.ws_options().clone(),
+        )
+        .await
+        .map_err(|e| e.with_endpoint(&path))
     }
 }
 
@@ -809,8 +832,25 @@ impl Client {
         variables: Value,
         options: Option<&CallOptions>,
     ) -> Result<Connection<Value, Value>, Error> {
+        self.channel_with(path, variables, options, self.ws_options().clone())
+            .await
+    }
+
+    /// [`Client::channel`] with socket settings of its own instead of the client's: what the
+    /// proxy uses to pass a browser's `auth` on to the upstream.
+    ///
+    /// # Errors
+    ///
+    /// As [`Client::channel`].
+    pub async fn channel_with(
+        &self,
+        path: &str,
+        variables: Value,
+        options: Option<&CallOptions>,
+        ws: WsOptions,
+    ) -> Result<Connection<Value, Value>, Error> {
         let endpoint = self.endpoint_at(path)?;
-        self.open_channel(endpoint, Variables::Json(variables), options.cloned())
+        self.open_channel(endpoint, Variables::Json(variables), options.cloned(), ws)
             .await
             .map_err(|e| e.with_endpoint(path))
     }
@@ -820,6 +860,7 @@ impl Client {
         endpoint: Arc<ResolvedEndpoint>,
         variables: Variables,
         options: Option<CallOptions>,
+        ws: WsOptions,
     ) -> Result<Connection<R, S>, Error> {
         let path: Arc<str> = endpoint.path().into();
         let Some(channel) = endpoint.definition().as_channel() else {
@@ -837,9 +878,9 @@ impl Client {
                 closed: false,
             }),
             queued: Notify::new(),
-            max_count: self.ws_options().message_queue.max_count,
-            max_bytes: self.ws_options().message_queue.max_bytes,
-            max_message: self.ws_options().max_message_size,
+            max_count: ws.message_queue.max_count,
+            max_bytes: ws.message_queue.max_bytes,
+            max_message: ws.max_message_size,
         });
         let (incoming, receiver) = mpsc::channel(INCOMING);
         let (state, watching) = watch::channel(ConnectionState::Open);
@@ -869,9 +910,20 @@ impl Client {
             endpoint: Arc::clone(&path),
             _types: PhantomData,
         };
-        if let ChannelSource::Implemented(_) = channel.source() {
+        // A proxy caller reaches even an implemented channel through the proxy.
+        if let (ChannelSource::Implemented(_), false) = (channel.source(), self.is_proxy()) {
             let variables = crate::caller::in_process_variables(variables)?;
-            let options = JoinOptions::default().buffer(INCOMING);
+            let mut options = JoinOptions::default().buffer(INCOMING);
+            // In process, `auth`'s parameters reach the handlers as they would from a socket.
+            if let Some(auth) = &ws.auth {
+                let params = auth
+                    .params()
+                    .await
+                    .map_err(|e| Error::path_options(Box::new(AuthFailed(e))))?;
+                if let Some(params) = params {
+                    options = options.auth(params);
+                }
+            }
             let member = self
                 .api()
                 .hub()
@@ -881,7 +933,6 @@ impl Client {
             tokio::spawn(run_local(member, shared, incoming, state, stop));
             return Ok(connection);
         }
-        let ws = self.ws_options().clone();
         let dialer = Dialer {
             client: self.clone(),
             endpoint,

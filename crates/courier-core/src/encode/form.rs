@@ -71,6 +71,16 @@ impl Form {
             .any(|(_, part)| matches!(part, Part::File(_)))
     }
 
+    /// The form as a `multipart/form-data` body: its text parts, then its files.
+    ///
+    /// # Errors
+    ///
+    /// [`EncodeError::InvalidContentType`](super::EncodeError::InvalidContentType) for a file
+    /// whose content type is not a valid header value.
+    pub fn to_multipart(&self) -> Result<super::EncodedBody, super::EncodeError> {
+        super::multipart::encode_form(self, None)
+    }
+
     /// The value of the first text part called `name`, the one a path parameter takes.
     pub(super) fn first_text(&self, name: &str) -> Option<&str> {
         self.parts.iter().find_map(|(n, part)| match part {
@@ -116,6 +126,16 @@ impl FilePart {
     /// The file's contents.
     pub fn bytes(&self) -> &Bytes {
         &self.bytes
+    }
+
+    /// The file name, if set.
+    pub fn filename_value(&self) -> Option<&str> {
+        self.filename.as_deref()
+    }
+
+    /// The content type, if set.
+    pub fn content_type_value(&self) -> Option<&str> {
+        self.content_type.as_deref()
     }
 }
 

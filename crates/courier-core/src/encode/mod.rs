@@ -97,6 +97,7 @@ mod form;
 mod join;
 mod multipart;
 mod path;
+mod probe;
 mod resolve;
 mod search;
 mod text;
@@ -109,6 +110,7 @@ pub use error::{EncodeError, PathTemplateError, SearchParamsError};
 pub use form::{FilePart, Form, Part};
 pub use join::join_path;
 pub use path::PathTemplate;
+pub use probe::raw_bytes_at;
 pub use search::{DefaultSearchParams, SearchParamsSerializer};
 pub use variables::Variables;
 

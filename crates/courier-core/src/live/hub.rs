@@ -7,7 +7,7 @@ use crate::tree::endpoint::{
     ChannelEndpoint, ChannelHandler, ChannelHandlers, ChannelRequest, ChannelSource, Peer,
 };
 use futures_util::StreamExt;
-use serde_json::Value;
+use serde_json::{Map, Value};
 use std::collections::HashMap;
 use std::fmt;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -15,17 +15,23 @@ use std::sync::{Arc, Mutex, Weak};
 use tokio::sync::mpsc;
 
 /// How a subscriber joins: its buffer.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Debug)]
 #[non_exhaustive]
 pub struct JoinOptions {
     /// Messages kept for the subscriber while it has not read them; past that it is dropped
     /// with close code 1013. Default 256.
     pub buffer: usize,
+    /// The subscriber's authentication parameters (the `auth` of its socket's first frame,
+    /// from `WsOptions::auth`), which handlers read with [`Peer::auth`].
+    pub auth: Option<Map<String, Value>>,
 }
 
 impl Default for JoinOptions {
     fn default() -> Self {
-        Self { buffer: 256 }
+        Self {
+            buffer: 256,
+            auth: None,
+        }
     }
 }
 
@@ -34,6 +40,13 @@ impl JoinOptions {
     #[must_use]
     pub fn buffer(mut self, messages: usize) -> Self {
         self.buffer = messages.max(1);
+        self
+    }
+
+    /// Sets the subscriber's authentication parameters.
+    #[must_use]
+    pub fn auth(mut self, auth: Map<String, Value>) -> Self {
+        self.auth = Some(auth);
         self
     }
 }
@@ -46,6 +59,8 @@ pub enum JoinError {
     NotServedHere,
     /// The channel's `on_join` refused the subscriber.
     Refused(BoxError),
+    /// The subscriber's variables do not fit the channel.
+    BadVariables(BoxError),
 }
 
 impl fmt::Display for JoinError {
@@ -53,6 +68,7 @@ impl fmt::Display for JoinError {
         match self {
             Self::NotServedHere => f.write_str("the channel is not implemented by this process"),
             Self::Refused(e) => write!(f, "the channel refused the subscriber: {e}"),
+            Self::BadVariables(e) => write!(f, "{e}"),
         }
     }
 }
@@ -60,7 +76,7 @@ impl fmt::Display for JoinError {
 impl std::error::Error for JoinError {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {
-            Self::Refused(e) => Some(&**e),
+            Self::Refused(e) | Self::BadVariables(e) => Some(&**e),
             Self::NotServedHere => None,
         }
     }
@@ -156,6 +172,9 @@ impl Hub {
         let ChannelSource::Implemented(handler) = endpoint.source() else {
             return Err(JoinError::NotServedHere);
         };
+        endpoint
+            .checked(&variables)
+            .map_err(JoinError::BadVariables)?;
         let key = endpoint.topic_spec().key(&variables);
         let topic = format!("{path}\u{1f}{key}");
         let buffer = options.buffer.max(1);
@@ -163,6 +182,7 @@ impl Hub {
         let bus = self.inner.bus.subscribe(&topic, buffer);
         let (direct, inbox) = mpsc::channel(buffer);
         let peer = Arc::new(Subscriber {
+            auth: options.auth,
             variables: variables.clone(),
             key: key.clone(),
             bus_topic: topic.clone(),
@@ -273,6 +293,7 @@ impl Drop for PushRun {
 /// One subscriber, as the channel's handlers see it.
 struct Subscriber {
     variables: Value,
+    auth: Option<Map<String, Value>>,
     key: String,
     /// The bus topic: the channel's path and the key.
     bus_topic: String,
@@ -285,6 +306,10 @@ struct Subscriber {
 impl Peer for Subscriber {
     fn variables(&self) -> &Value {
         &self.variables
+    }
+
+    fn auth(&self) -> Option<&Map<String, Value>> {
+        self.auth.as_ref()
     }
 
     fn topic(&self) -> &str {

@@ -279,7 +279,10 @@ async fn a_slow_member_is_closed_with_1013_and_the_others_go_on() {
     let bus = LocalBus::new();
     let hub = Hub::new(bus.clone());
     let options = JoinOptions::default().buffer(8);
-    let mut reader = hub.join("c", &channel, Value::Null, options).await.unwrap();
+    let mut reader = hub
+        .join("c", &channel, Value::Null, options.clone())
+        .await
+        .unwrap();
     let mut idle = hub.join("c", &channel, Value::Null, options).await.unwrap();
     let reading = tokio::spawn(async move {
         let mut got = Vec::new();

@@ -169,8 +169,15 @@ impl ChannelHead {
                     .right_stream(),
                 },
             );
-        Channel::from_def(ChannelEndpoint::implement(handler))
+        Channel::from_def(ChannelEndpoint::implement(handler).check_variables(parses_as::<V>))
     }
+}
+
+/// The typed heads' variables check: the variables parse as `V`.
+fn parses_as<V: DeserializeOwned>(variables: &serde_json::Value) -> Result<(), BoxError> {
+    V::deserialize(variables)
+        .map(drop)
+        .map_err(|e| format!("the variables do not fit the channel: {e}").into())
 }
 
 /// One subscriber of a two-way channel served here, typed: its variables `V`, and messages `R`
@@ -190,6 +197,12 @@ impl<R: Serialize, V> ChannelPeer<R, V> {
     /// The subscriber's topic key.
     pub fn topic(&self) -> &str {
         self.peer.topic()
+    }
+
+    /// The authentication parameters the subscriber's socket sent in its first frame
+    /// (`WsOptions::auth`), if any: what `on_join` checks to admit or refuse it.
+    pub fn auth(&self) -> Option<&serde_json::Map<String, serde_json::Value>> {
+        self.peer.auth()
     }
 
     /// Sends `message` to this subscriber alone.
@@ -324,12 +337,13 @@ impl ChannelHead {
     /// );
     /// # let _ = room;
     /// ```
-    pub fn implement_handlers<R, V, S>(
-        self,
-        handlers: ChannelHandlers<R, V, S>,
-    ) -> Channel<R, V, S> {
-        Channel::from_def(ChannelEndpoint::implement(ChannelHandler::Duplex(
-            handlers.inner,
-        )))
+    pub fn implement_handlers<R, V, S>(self, handlers: ChannelHandlers<R, V, S>) -> Channel<R, V, S>
+    where
+        V: DeserializeOwned + 'static,
+    {
+        Channel::from_def(
+            ChannelEndpoint::implement(ChannelHandler::Duplex(handlers.inner))
+                .check_variables(parses_as::<V>),
+        )
     }
 }

@@ -70,7 +70,20 @@ pub struct ChannelEndpoint {
     source: ChannelSource,
     bidirectional: bool,
     topic: Topic,
+    check: Option<VariablesCheck>,
     pub(crate) options: EndpointOptions,
+}
+
+type CheckFn = dyn Fn(&Value) -> Result<(), BoxError> + Send + Sync;
+
+/// A check of a subscriber's variables, run before it joins a channel served here.
+#[derive(Clone)]
+struct VariablesCheck(Arc<CheckFn>);
+
+impl fmt::Debug for VariablesCheck {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("VariablesCheck(..)")
+    }
 }
 
 impl ChannelEndpoint {
@@ -100,7 +113,32 @@ impl ChannelEndpoint {
             source,
             bidirectional: false,
             topic: Topic::AllVariables,
+            check: None,
             options: EndpointOptions::default(),
+        }
+    }
+
+    /// Checks a subscriber's variables before it joins (the typed heads check that they parse
+    /// as the channel's variables type); a failed check refuses the subscriber with close code
+    /// 1008.
+    #[must_use]
+    pub fn check_variables<F>(mut self, check: F) -> Self
+    where
+        F: Fn(&Value) -> Result<(), BoxError> + Send + Sync + 'static,
+    {
+        self.check = Some(VariablesCheck(Arc::new(check)));
+        self
+    }
+
+    /// Runs the variables check, if any.
+    ///
+    /// # Errors
+    ///
+    /// The check's own.
+    pub fn checked(&self, variables: &Value) -> Result<(), BoxError> {
+        match &self.check {
+            Some(check) => (check.0)(variables),
+            None => Ok(()),
         }
     }
 

@@ -129,6 +129,11 @@ pub trait Peer: Send + Sync {
     fn variables(&self) -> &Value;
     /// The topic it joined.
     fn topic(&self) -> &str;
+    /// The authentication parameters its socket's first frame carried (`WsOptions::auth`),
+    /// if any.
+    fn auth(&self) -> Option<&serde_json::Map<String, Value>> {
+        None
+    }
     /// Sends a message to this subscriber only.
     fn send(&self, message: Value) -> Result<(), BoxError>;
     /// Publishes a message to every subscriber of the topic, this one included.

@@ -1,0 +1,374 @@
+//! [`ProxyCaller`] and its builder.
+
+use super::route::{Route, RouteSettings};
+use crate::caller::{Client, ClientBuilder};
+use crate::error::Error;
+use crate::transport::Transport;
+use courier_core::config::ProxyPaths;
+use courier_core::routes::Routes;
+use courier_core::typed::{Api, ApiSpec};
+use courier_core::{ApiDef, ConfigurationError, ErrorCode, WsOptions};
+use http::{HeaderMap, HeaderName, HeaderValue, StatusCode};
+use std::any::Any;
+use std::collections::HashSet;
+use std::fmt;
+use std::marker::PhantomData;
+use std::ops::Deref;
+use std::sync::Arc;
+use std::time::Duration;
+use url::Url;
+
+/// The proxy route's paths (the specification's `proxyPath`); each one a path on the caller's
+/// base URL or an absolute URL of its own.
+pub type ProxyPath = ProxyPaths;
+
+/// Whether the caller keeps and sends the cookies the proxy route sets (the specification's
+/// `credentials`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Credentials {
+    /// A cookie jar: cookies set by the proxy's responses go with every later call, stream and
+    /// channel handshake they match (the default, as `"include"`).
+    #[default]
+    Include,
+    /// No cookies are kept or sent.
+    Omit,
+}
+
+/// A successful call, as [`ProxyCallerBuilder::on_success`] sees it.
+#[non_exhaustive]
+pub struct Success<'a> {
+    /// The endpoint's dotted path.
+    pub endpoint: &'a str,
+    /// The response's status.
+    pub status: StatusCode,
+    /// The response's headers.
+    pub headers: &'a HeaderMap,
+    /// The value the call resolves to (the typed view's response type; `serde_json::Value` for
+    /// [`Client::call`]): `downcast_ref` it.
+    pub data: &'a (dyn Any + Send),
+}
+
+impl fmt::Debug for Success<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Success")
+            .field("endpoint", &self.endpoint)
+            .field("status", &self.status)
+            .finish_non_exhaustive()
+    }
+}
+
+type OnError = Arc<dyn Fn(&Error) + Send + Sync>;
+type OnSuccess = Arc<dyn Fn(&Success<'_>) + Send + Sync>;
+
+/// The caller's `on_error` and `on_success`.
+#[derive(Clone, Default)]
+pub(crate) struct Hooks {
+    pub(crate) on_error: Option<OnError>,
+    pub(crate) on_success: Option<OnSuccess>,
+}
+
+/// A typed client for an API of shape `A` that calls through an app server's proxy route: the
+/// same views as [`Caller`](crate::Caller) (`caller.users().get(UserId(7)).await`), the same
+/// values, the same [`Error`]. See the [module docs](super) for the wire and the rules.
+///
+/// ```no_run
+/// # use courier_core as courier;
+/// use courier_client::proxy::{ProxyCaller, Routes};
+/// # fn demo<A: courier::typed::ApiSpec>(routes_json: &str) -> Result<(), Box<dyn std::error::Error>> {
+/// // The routes record `courier routes` wrote for the app.
+/// let routes: Routes = serde_json::from_str(routes_json)?;
+/// let caller = ProxyCaller::<A>::routes("http://127.0.0.1:8080", routes).build()?;
+/// // let user = caller.users().get(UserId(7)).await?;
+/// # Ok(()) }
+/// ```
+pub struct ProxyCaller<A: ApiSpec> {
+    client: A::Client<Client>,
+}
+
+impl<A: ApiSpec> ProxyCaller<A> {
+    /// The routes form: the app's proxy at `base_url` (its origin, as a page's), the endpoints
+    /// `routes` names. Coalescing and `cancel_previous` default to the routes' own.
+    pub fn routes(base_url: impl Into<String>, routes: Routes) -> ProxyCallerBuilder<A> {
+        ProxyCallerBuilder::new(base_url.into(), Form::Routes(routes))
+    }
+
+    /// The source form: `api` itself, registered on the server as `source`. Every exposed
+    /// endpoint is reachable; reads go as GET unless their variables are sensitive; responses
+    /// are read as the definition says.
+    pub fn source(
+        base_url: impl Into<String>,
+        source: impl Into<String>,
+        api: Api<A>,
+    ) -> ProxyCallerBuilder<A> {
+        ProxyCallerBuilder::new(
+            base_url.into(),
+            Form::Source {
+                name: source.into(),
+                api: api.into_def(),
+            },
+        )
+    }
+}
+
+impl<A: ApiSpec> Deref for ProxyCaller<A> {
+    type Target = A::Client<Client>;
+
+    fn deref(&self) -> &Self::Target {
+        &self.client
+    }
+}
+
+impl<A: ApiSpec> Clone for ProxyCaller<A>
+where
+    A::Client<Client>: Clone,
+{
+    fn clone(&self) -> Self {
+        Self {
+            client: self.client.clone(),
+        }
+    }
+}
+
+impl<A: ApiSpec> fmt::Debug for ProxyCaller<A>
+where
+    A::Client<Client>: fmt::Debug,
+{
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_tuple("ProxyCaller").field(&self.client).finish()
+    }
+}
+
+enum Form {
+    Routes(Routes),
+    Source { name: String, api: ApiDef },
+}
+
+/// Builds a [`ProxyCaller`]: the specification's `ProxyCallerOptions`.
+#[must_use]
+pub struct ProxyCallerBuilder<A: ApiSpec> {
+    base_url: String,
+    form: Form,
+    paths: ProxyPath,
+    timeout: Option<Duration>,
+    coalesce: Option<bool>,
+    cancel_previous: Option<Vec<String>>,
+    deduplicate: bool,
+    credentials: Credentials,
+    headers: Vec<(String, String)>,
+    hooks: Hooks,
+    ws: WsOptions,
+    transport: Transport,
+    layers: Vec<courier_core::Middleware>,
+    shape: PhantomData<fn() -> A>,
+}
+
+impl<A: ApiSpec> ProxyCallerBuilder<A> {
+    fn new(base_url: String, form: Form) -> Self {
+        Self {
+            base_url,
+            form,
+            paths: ProxyPath::default(),
+            timeout: None,
+            coalesce: None,
+            cancel_previous: None,
+            deduplicate: false,
+            credentials: Credentials::Include,
+            headers: Vec::new(),
+            hooks: Hooks::default(),
+            ws: WsOptions::default(),
+            transport: Transport::new(),
+            layers: Vec::new(),
+            shape: PhantomData,
+        }
+    }
+
+    /// Where the proxy serves calls, streams and channels. Default `/api/request`,
+    /// `/api/sse`, and no `ws` (a channel call is `WS_PATH_NOT_CONFIGURED`).
+    pub fn proxy_path(mut self, paths: ProxyPath) -> Self {
+        self.paths = paths;
+        self
+    }
+
+    /// How long a call waits for the proxy (each call; not sent to it). None by default.
+    pub fn timeout(mut self, timeout: Duration) -> Self {
+        self.timeout = Some(timeout);
+        self
+    }
+
+    /// Whether identical reads in flight reach the proxy once. Default: the routes' or the
+    /// source's own (on unless they say otherwise).
+    pub fn coalesce(mut self, coalesce: bool) -> Self {
+        self.coalesce = Some(coalesce);
+        self
+    }
+
+    /// The reads a newer call cancels while in flight (dotted paths). Default: the routes' or
+    /// the source's own.
+    pub fn cancel_previous<I, S>(mut self, paths: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        self.cancel_previous = Some(paths.into_iter().map(Into::into).collect());
+        self
+    }
+
+    /// Every read cancels the call of the same endpoint still in flight (the older one fails
+    /// with status 499). Off by default, when only the `cancel_previous` reads do.
+    pub fn deduplicate(mut self, deduplicate: bool) -> Self {
+        self.deduplicate = deduplicate;
+        self
+    }
+
+    /// Whether cookies the proxy sets are kept and sent back. Default
+    /// [`Credentials::Include`].
+    pub fn credentials(mut self, credentials: Credentials) -> Self {
+        self.credentials = credentials;
+        self
+    }
+
+    /// A default header for every call and stream, and in the first frame of every channel.
+    pub fn header(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
+        self.headers.push((name.into(), value.into()));
+        self
+    }
+
+    /// Called with every error that carries an HTTP status (the proxy's refusals and the
+    /// upstream's answers of 400 and above), before the call returns it.
+    pub fn on_error(mut self, f: impl Fn(&Error) + Send + Sync + 'static) -> Self {
+        self.hooks.on_error = Some(Arc::new(f));
+        self
+    }
+
+    /// Called with every successful call's outcome, before the call returns it.
+    pub fn on_success(mut self, f: impl Fn(&Success<'_>) + Send + Sync + 'static) -> Self {
+        self.hooks.on_success = Some(Arc::new(f));
+        self
+    }
+
+    /// The settings of the sockets the caller's channels open; `auth`'s parameters go in each
+    /// socket's first frame.
+    pub fn ws(mut self, ws: WsOptions) -> Self {
+        self.ws = ws;
+        self
+    }
+
+    /// The HTTP transport to the proxy. Default [`Transport::new`].
+    pub fn transport(mut self, transport: Transport) -> Self {
+        self.transport = transport;
+        self
+    }
+
+    /// Adds a tower layer to every call, outside coalescing and the timeout; see
+    /// [`ClientBuilder::layer`].
+    pub fn layer<L>(mut self, layer: L) -> Self
+    where
+        L: tower::Layer<courier_core::HttpService> + Send + Sync + 'static,
+        L::Service: tower::Service<
+                http::Request<courier_core::Body>,
+                Response = http::Response<courier_core::Body>,
+            > + Clone
+            + Send
+            + Sync
+            + 'static,
+        <L::Service as tower::Service<http::Request<courier_core::Body>>>::Error:
+            Into<courier_core::BoxError>,
+        <L::Service as tower::Service<http::Request<courier_core::Body>>>::Future: Send + 'static,
+    {
+        self.layers.push(courier_core::Middleware::new(
+            std::any::type_name::<L>(),
+            layer,
+        ));
+        self
+    }
+
+    /// Builds the caller.
+    ///
+    /// # Errors
+    ///
+    /// A base URL or proxy path that does not parse, a default header that is not valid, routes
+    /// that do not make a tree ([`Routes::to_api`]), or a transport that cannot be built.
+    pub fn build(self) -> Result<ProxyCaller<A>, Error> {
+        let invalid = |message: String| {
+            Error::from(ConfigurationError::new(ErrorCode::InvalidOption, message))
+        };
+        let base = Url::parse(&self.base_url).map_err(|e| {
+            invalid(format!(
+                "the proxy caller's base URL `{}` does not parse: {e}",
+                self.base_url
+            ))
+        })?;
+        let join = |path: &str| {
+            base.join(path)
+                .map_err(|e| invalid(format!("the proxy path `{path}` does not parse: {e}")))
+        };
+        let http = join(&self.paths.http)?;
+        let sse = join(&self.paths.sse)?;
+        let ws = self.paths.ws.as_deref().map(join).transpose()?;
+        let mut headers = HeaderMap::new();
+        for (name, value) in &self.headers {
+            let name = HeaderName::try_from(name.as_str())
+                .map_err(|e| invalid(format!("`{name}` is not a header name: {e}")))?;
+            let value = HeaderValue::try_from(value.as_str())
+                .map_err(|e| invalid(format!("the value of `{name}` is not valid: {e}")))?;
+            headers.append(name, value);
+        }
+        let (api, source, routes, by_definition) = match self.form {
+            Form::Routes(routes) => {
+                let api = routes.to_api()?;
+                (api, routes.source.clone(), routes, false)
+            }
+            Form::Source { name, api } => {
+                let routes = Routes::from_api(name.clone(), &api);
+                (api, name, routes, true)
+            }
+        };
+        let cancel_previous: HashSet<String> = match self.cancel_previous {
+            Some(paths) => paths.into_iter().collect(),
+            None => routes.cancel_previous.iter().cloned().collect(),
+        };
+        let coalesce = self
+            .coalesce
+            .or(routes.coalesce)
+            .unwrap_or_else(|| api.options().coalesce);
+        let route = Route::new(
+            RouteSettings {
+                http,
+                sse,
+                ws,
+                source,
+                routes,
+                by_definition,
+                headers,
+                timeout: self.timeout,
+                coalesce,
+                cancel_previous,
+                deduplicate: self.deduplicate,
+                hooks: self.hooks,
+                cookies: self.credentials == Credentials::Include,
+            },
+            &api,
+        );
+        let mut builder: ClientBuilder = Client::builder(api)
+            .transport(self.transport)
+            .retry(false)
+            .ws(self.ws);
+        for layer in self.layers {
+            builder = builder.middleware(layer);
+        }
+        let client = builder.proxy(route).build()?;
+        Ok(ProxyCaller {
+            client: A::Client::from(client),
+        })
+    }
+}
+
+impl<A: ApiSpec> fmt::Debug for ProxyCallerBuilder<A> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ProxyCallerBuilder")
+            .field("base_url", &self.base_url)
+            .field("paths", &self.paths)
+            .finish_non_exhaustive()
+    }
+}

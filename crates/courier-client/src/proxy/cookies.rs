@@ -1,0 +1,93 @@
+//! The proxy caller's cookie jar: what a browser's `credentials: "include"` does for the proxy
+//! route. Cookies the proxy sets (`set-cookie` passed back where allow-listed, or the app's own)
+//! are kept by RFC 6265's rules (`cookie_store`) and sent with every later call, stream and
+//! channel handshake to the addresses they match.
+
+use cookie_store::{CookieStore, RawCookie};
+use http::header::{COOKIE, SET_COOKIE};
+use http::{HeaderMap, HeaderValue, Uri};
+use std::sync::{Arc, Mutex, PoisonError};
+use url::Url;
+
+/// A shared jar; clones share the cookies.
+#[derive(Clone, Default)]
+pub(crate) struct Jar(Arc<Mutex<CookieStore>>);
+
+impl Jar {
+    /// Adds a `cookie` header with the cookies that match `uri`, if any.
+    pub(crate) fn add_to(&self, uri: &Uri, headers: &mut HeaderMap) {
+        let Ok(url) = Url::parse(&uri.to_string()) else {
+            return;
+        };
+        let store = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+        let pairs: Vec<String> = store
+            .get_request_values(&url)
+            .map(|(name, value)| format!("{name}={value}"))
+            .collect();
+        drop(store);
+        if pairs.is_empty() {
+            return;
+        }
+        if let Ok(value) = HeaderValue::try_from(pairs.join("; ")) {
+            headers.insert(COOKIE, value);
+        }
+    }
+
+    /// Keeps the cookies a response to `uri` sets; a malformed `set-cookie` is ignored, as a
+    /// browser ignores it.
+    pub(crate) fn store_from(&self, uri: &Uri, headers: &HeaderMap) {
+        if !headers.contains_key(SET_COOKIE) {
+            return;
+        }
+        let Ok(url) = Url::parse(&uri.to_string()) else {
+            return;
+        };
+        let cookies = headers
+            .get_all(SET_COOKIE)
+            .iter()
+            .filter_map(|v| v.to_str().ok())
+            .filter_map(|v| RawCookie::parse(v.to_owned()).ok())
+            .collect::<Vec<_>>();
+        let mut store = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+        store.store_response_cookies(cookies.into_iter(), &url);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn keeps_what_is_set_and_sends_it_back_where_it_matches() {
+        let jar = Jar::default();
+        let uri: Uri = "http://127.0.0.1:8080/api/request?_s=demo".parse().unwrap();
+        let mut set = HeaderMap::new();
+        set.append(
+            SET_COOKIE,
+            HeaderValue::from_static("sid=abc; Path=/; HttpOnly"),
+        );
+        set.append(
+            SET_COOKIE,
+            HeaderValue::from_static("scoped=1; Path=/admin"),
+        );
+        set.append(SET_COOKIE, HeaderValue::from_static("=broken"));
+        jar.store_from(&uri, &set);
+
+        let mut headers = HeaderMap::new();
+        jar.add_to(&uri, &mut headers);
+        assert_eq!(headers[COOKIE], "sid=abc");
+
+        let mut expire = HeaderMap::new();
+        expire.append(
+            SET_COOKIE,
+            HeaderValue::from_static("sid=; Path=/; Max-Age=0"),
+        );
+        jar.store_from(&uri, &expire);
+        let mut headers = HeaderMap::new();
+        jar.add_to(&uri, &mut headers);
+        assert!(
+            !headers.contains_key(COOKIE),
+            "an expired cookie is dropped"
+        );
+    }
+}

@@ -1,0 +1,66 @@
+//! The proxy caller: the same typed views as [`Caller`](crate::Caller), over the proxy route of
+//! an app server (`courier_server::Proxy`) instead of the upstream itself — what a browser does,
+//! from Rust (a desktop or command-line front end, a test of the proxy, a service that may only
+//! reach the app).
+//!
+//! Two forms, as in the specification:
+//!
+//! - **Routes** ([`ProxyCaller::routes`]): built from the routes record
+//!   ([`Routes`], written by `courier routes` or [`Routes::from_api`]). Only the routed
+//!   endpoints exist; a read goes as GET when its route says `get: true`.
+//! - **Source** ([`ProxyCaller::source`]): built from the definition itself and the name the
+//!   server registered it under. Every read goes as GET unless it has sensitive variables;
+//!   exposure, `cancel_previous` and `coalesce` come from the definition; the response is read
+//!   as the definition says (its response type or parser).
+//!
+//! # The wire
+//!
+//! Calls go to the `http` path ([`ProxyPath`], default `/api/request`) with `_s` (the source),
+//! `_g` (the group path) and `_m` (the endpoint's name):
+//!
+//! - **GET**, the variables as JSON in `_v`: a read allowed GET (above), unless its variables are
+//!   a [`Form`](courier_core::encode::Form), it watches its upload, or the address would be
+//!   longer than 2 KB ([`MAX_GET_ADDRESS`]).
+//! - **POST** otherwise: `{"variables": …}` as JSON, or the form as `multipart/form-data`.
+//! - [`CallOptions::method`](courier_core::CallOptions::method) forces GET or POST (the proxy
+//!   refuses a write or a sensitive read over GET with 405).
+//! - A per-call [`CallOptions::timeout`](courier_core::CallOptions::timeout) is sent as `_t`
+//!   (milliseconds); the proxy lets it shorten the upstream call's bound, never lengthen it. The
+//!   caller's own [`ProxyCallerBuilder::timeout`] is not sent: it bounds how long the caller
+//!   waits for the proxy.
+//!
+//! Streams go to the `sse` path (default `/api/sse`) and channels to the `ws` path (no default)
+//! with the same parameters; a channel's first frame carries the caller's default headers and
+//! [`WsOptions::auth`](courier_core::WsOptions)'s parameters (see `docs/PROTOCOL.md`).
+//!
+//! # Before anything is sent
+//!
+//! - An endpoint the routes do not name (or, in the source form, one not exposed):
+//!   `ENDPOINT_NOT_IN_ROUTES`.
+//! - A channel with no `ws` path: `WS_PATH_NOT_CONFIGURED`.
+//! - Variables holding raw bytes (a `serialize_bytes` value such as `bytes::Bytes`):
+//!   `PROXY_VARIABLE_NOT_SERIALIZABLE`, naming where they are. Files go in a `Form`.
+//!
+//! # What runs where
+//!
+//! The caller's stack is cancel-previous (the routes' or the source's `cancel_previous`, or
+//! every read with [`ProxyCallerBuilder::deduplicate`]), then the caller's own layers, then
+//! coalescing (identical reads in flight reach the proxy once), then the caller's timeout, then
+//! the cookie jar, then the transport. No retry: the proxy's own client retries the upstream
+//! call. Session, forwarded headers, path options, the source's middleware and the endpoints'
+//! layers are the server's and run there. A proxied call resolves to the same value as the
+//! direct call: the proxy passes the upstream's status, allowed headers and body through.
+
+mod caller;
+mod cookies;
+mod route;
+
+pub use self::caller::{Credentials, ProxyCaller, ProxyCallerBuilder, ProxyPath, Success};
+pub(crate) use self::route::{not_serializable, Route};
+
+/// The longest address a read is sent as GET with; a longer one goes as POST (the
+/// specification's 2 KB).
+pub const MAX_GET_ADDRESS: usize = 2048;
+
+#[doc(no_inline)]
+pub use courier_core::routes::{RouteShape, Routes};

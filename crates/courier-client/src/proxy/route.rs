@@ -1,0 +1,351 @@
+//! What a [`Client`](crate::Client) in proxy mode knows and does differently from a direct
+//! one: where each call goes and how it is written on the wire.
+
+use super::caller::{Hooks, Success};
+use super::cookies::Jar;
+use super::MAX_GET_ADDRESS;
+use crate::error::Error;
+use courier_core::encode::Variables;
+use courier_core::routes::{RouteShape, Routes};
+use courier_core::{
+    Body, CallOptions, ConfigurationError, EndpointDef, EndpointMeta, ErrorCode, Kind,
+    ResolvedEndpoint, ResponseType, Retry,
+};
+use http::header::CONTENT_TYPE;
+use http::{HeaderMap, HeaderValue, Method, Request};
+use serde_json::Value;
+use std::collections::{HashMap, HashSet};
+use std::time::Duration;
+use url::Url;
+
+/// A proxy caller's wire settings, shared by every call.
+pub(crate) struct Route {
+    pub(crate) http: Url,
+    pub(crate) sse: Url,
+    pub(crate) ws: Option<Url>,
+    pub(crate) source: String,
+    /// The reachable endpoints and their shapes.
+    pub(crate) routes: Routes,
+    /// Reads that may go as GET.
+    pub(crate) get: HashSet<String>,
+    /// The source form: responses are read as the definition says; else by their content type.
+    pub(crate) by_definition: bool,
+    pub(crate) headers: HeaderMap,
+    pub(crate) metas: HashMap<String, EndpointMeta>,
+    pub(crate) hooks: Hooks,
+    pub(crate) jar: Option<Jar>,
+}
+
+/// The settings a [`Route`] is built from.
+pub(crate) struct RouteSettings {
+    pub(crate) http: Url,
+    pub(crate) sse: Url,
+    pub(crate) ws: Option<Url>,
+    pub(crate) source: String,
+    pub(crate) routes: Routes,
+    pub(crate) by_definition: bool,
+    pub(crate) headers: HeaderMap,
+    pub(crate) timeout: Option<Duration>,
+    pub(crate) coalesce: bool,
+    pub(crate) cancel_previous: HashSet<String>,
+    pub(crate) deduplicate: bool,
+    pub(crate) hooks: Hooks,
+    pub(crate) cookies: bool,
+}
+
+impl Route {
+    /// The route for `api`'s endpoints: each endpoint's facts as the caller's layers read them.
+    pub(crate) fn new(settings: RouteSettings, api: &courier_core::ApiDef) -> Self {
+        let mut get = HashSet::new();
+        let mut metas = HashMap::new();
+        for endpoint in api.endpoints() {
+            let path = endpoint.path();
+            let Some(shape) = settings.routes.endpoints.get(path) else {
+                continue;
+            };
+            let (kind, http) = match endpoint.definition() {
+                EndpointDef::Http(http) => (http.kind(), true),
+                _ => (Kind::Query, false),
+            };
+            let sensitive = endpoint.meta().is_sensitive();
+            let may_get = if settings.by_definition {
+                kind == Kind::Query && !sensitive && http
+            } else {
+                matches!(shape, RouteShape::Query { get: true })
+            };
+            if may_get {
+                get.insert(path.to_owned());
+            }
+            let cancels = kind == Kind::Query
+                && http
+                && (settings.deduplicate || settings.cancel_previous.contains(path));
+            let mut meta = EndpointMeta::new(path, kind)
+                .sensitive(sensitive)
+                .retry(Retry::Off)
+                .cancel_previous(cancels)
+                // Handshakes of streams and channels are never shared.
+                .coalesce(http && settings.coalesce);
+            if let (Some(timeout), true) = (settings.timeout, http) {
+                meta = meta.timeout(timeout);
+            }
+            metas.insert(path.to_owned(), meta);
+        }
+        Self {
+            http: settings.http,
+            sse: settings.sse,
+            ws: settings.ws,
+            source: settings.source,
+            routes: settings.routes,
+            get,
+            by_definition: settings.by_definition,
+            headers: settings.headers,
+            metas,
+            hooks: settings.hooks,
+            jar: settings.cookies.then(Jar::default),
+        }
+    }
+
+    /// The facts of a call of `endpoint`, with the call's options applied.
+    pub(crate) fn meta(
+        &self,
+        endpoint: &ResolvedEndpoint,
+        options: Option<&CallOptions>,
+    ) -> EndpointMeta {
+        self.metas
+            .get(endpoint.path())
+            .unwrap_or_else(|| endpoint.meta())
+            .with_call(options)
+    }
+
+    /// `endpoint`'s request to the proxy: its path, parameters, verb, body and headers.
+    pub(crate) fn request(
+        &self,
+        endpoint: &ResolvedEndpoint,
+        variables: Variables,
+        options: Option<&CallOptions>,
+    ) -> Result<Request<Body>, Error> {
+        let path = endpoint.path();
+        if !self.routes.endpoints.contains_key(path) {
+            return Err(ConfigurationError::new(
+                ErrorCode::EndpointNotInRoutes,
+                format!("`{path}` is not in the routes of source `{}`", self.source),
+            )
+            .at(path)
+            .into());
+        }
+        let (mut url, is_http) = match endpoint.definition() {
+            EndpointDef::Http(_) => (self.http.clone(), true),
+            EndpointDef::Stream(_) => (self.sse.clone(), false),
+            EndpointDef::Channel(_) => match &self.ws {
+                Some(ws) => (ws.clone(), false),
+                None => {
+                    return Err(ConfigurationError::new(
+                        ErrorCode::WsPathNotConfigured,
+                        format!("`{path}` is a channel and the proxy caller has no `ws` path"),
+                    )
+                    .at(path)
+                    .into())
+                }
+            },
+        };
+        if !is_http && matches!(variables, Variables::Form(_)) {
+            return Err(not_serializable(
+                path,
+                "a form goes with an HTTP call only; a stream's or channel's variables are JSON",
+            ));
+        }
+        url.query_pairs_mut()
+            .append_pair("_s", &self.source)
+            .append_pair("_g", endpoint.group_path())
+            .append_pair("_m", endpoint.name());
+        if let (true, Some(timeout)) = (is_http, options.and_then(CallOptions::timeout_value)) {
+            url.query_pairs_mut()
+                .append_pair("_t", &timeout.as_millis().to_string());
+        }
+        let method = if is_http {
+            self.verb(endpoint, &variables, options)?
+        } else {
+            Method::GET
+        };
+        let (url, body, content_type) = if method == Method::GET {
+            let mut get = url.clone();
+            if let Some(json) = json_of(&variables) {
+                get.query_pairs_mut().append_pair("_v", &json.to_string());
+            }
+            let forced = options.and_then(CallOptions::method_value).is_some();
+            if !is_http || forced || get.as_str().len() <= MAX_GET_ADDRESS {
+                (get, Body::empty(), None)
+            } else {
+                let (body, kind) = post_body(path, variables)?;
+                return self.finish(url, Method::POST, body, Some(kind), options);
+            }
+        } else {
+            let (body, kind) = post_body(path, variables)?;
+            (url, body, Some(kind))
+        };
+        self.finish(url, method, body, content_type, options)
+    }
+
+    fn finish(
+        &self,
+        url: Url,
+        method: Method,
+        body: Body,
+        content_type: Option<HeaderValue>,
+        options: Option<&CallOptions>,
+    ) -> Result<Request<Body>, Error> {
+        let uri = http::Uri::try_from(url.as_str()).map_err(|e| {
+            Error::from(ConfigurationError::new(
+                ErrorCode::InvalidOption,
+                format!("the proxy address `{url}` is not a valid URI: {e}"),
+            ))
+        })?;
+        let mut request = Request::builder()
+            .method(method)
+            .uri(uri)
+            .body(body)
+            .map_err(|e| {
+                Error::from(ConfigurationError::new(
+                    ErrorCode::InvalidOption,
+                    format!("the proxy request cannot be built: {e}"),
+                ))
+            })?;
+        let headers = request.headers_mut();
+        for (name, value) in &self.headers {
+            headers.append(name, value.clone());
+        }
+        if let Some(own) = options.map(CallOptions::headers) {
+            for name in own.keys() {
+                headers.remove(name);
+            }
+            for (name, value) in own {
+                headers.append(name, value.clone());
+            }
+        }
+        if let Some(kind) = content_type {
+            headers.insert(CONTENT_TYPE, kind);
+        }
+        if let Some(served) = options.and_then(CallOptions::context_value) {
+            request.extensions_mut().insert(served.clone());
+        }
+        Ok(request)
+    }
+
+    /// GET or POST for an HTTP call (before the address length is known).
+    fn verb(
+        &self,
+        endpoint: &ResolvedEndpoint,
+        variables: &Variables,
+        options: Option<&CallOptions>,
+    ) -> Result<Method, Error> {
+        if let Some(method) = options.and_then(CallOptions::method_value) {
+            if method == Method::GET || method == Method::POST {
+                return Ok(method.clone());
+            }
+            return Err(ConfigurationError::new(
+                ErrorCode::InvalidOption,
+                format!("a proxy call goes as GET or POST, not {method}"),
+            )
+            .at(endpoint.path())
+            .into());
+        }
+        let get = self.get.contains(endpoint.path())
+            && !matches!(variables, Variables::Form(_))
+            && options.and_then(CallOptions::upload_progress).is_none();
+        Ok(if get { Method::GET } else { Method::POST })
+    }
+
+    /// How a response is read in the routes form, where the definition is not known: by its
+    /// content type.
+    pub(crate) fn response_type(&self, headers: &HeaderMap) -> Option<ResponseType> {
+        if self.by_definition {
+            return None;
+        }
+        let kind = headers
+            .get(CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.split(';').next())
+            .map(|v| v.trim().to_ascii_lowercase())
+            .unwrap_or_default();
+        Some(
+            if kind.is_empty() || kind == "application/json" || kind.ends_with("+json") {
+                ResponseType::Json
+            } else if kind.starts_with("text/") {
+                ResponseType::Text
+            } else if kind == "application/x-www-form-urlencoded" {
+                ResponseType::Form
+            } else {
+                ResponseType::Bytes
+            },
+        )
+    }
+
+    /// Tells the hooks how a call ended.
+    pub(crate) fn report<R: std::any::Any + Send>(
+        &self,
+        endpoint: &str,
+        result: &Result<courier_core::HttpResponse<R>, Error>,
+    ) {
+        match result {
+            Ok(response) => {
+                if let Some(on_success) = &self.hooks.on_success {
+                    on_success(&Success {
+                        endpoint,
+                        status: response.status,
+                        headers: &response.headers,
+                        data: &response.data,
+                    });
+                }
+            }
+            Err(error) if error.is_http() => {
+                if let Some(on_error) = &self.hooks.on_error {
+                    on_error(error);
+                }
+            }
+            Err(_) => {}
+        }
+    }
+}
+
+/// The variables as the wire's JSON; `None` when there are none.
+fn json_of(variables: &Variables) -> Option<&Value> {
+    match variables {
+        Variables::Json(value) if !value.is_null() => Some(value),
+        _ => None,
+    }
+}
+
+/// A POST's body and content type: `{"variables": …}`, or the form as multipart.
+fn post_body(path: &str, variables: Variables) -> Result<(Body, HeaderValue), Error> {
+    match variables {
+        Variables::Form(form) => {
+            let encoded = form.to_multipart().map_err(|e| {
+                Error::from(
+                    ConfigurationError::new(ErrorCode::InvalidOption, e.to_string()).at(path),
+                )
+            })?;
+            let kind = encoded
+                .content_type()
+                .unwrap_or(HeaderValue::from_static("multipart/form-data"));
+            Ok((Body::from(encoded.into_bytes()), kind))
+        }
+        Variables::Json(value) => {
+            let body = serde_json::json!({ "variables": value }).to_string();
+            Ok((
+                Body::from(body),
+                HeaderValue::from_static("application/json"),
+            ))
+        }
+        Variables::None => Ok((
+            Body::from("{}"),
+            HeaderValue::from_static("application/json"),
+        )),
+    }
+}
+
+/// `PROXY_VARIABLE_NOT_SERIALIZABLE` for `endpoint`.
+pub(crate) fn not_serializable(endpoint: &str, message: impl Into<String>) -> Error {
+    ConfigurationError::new(ErrorCode::ProxyVariableNotSerializable, message)
+        .at(endpoint)
+        .into()
+}
