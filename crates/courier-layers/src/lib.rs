@@ -9,6 +9,7 @@
 //! | [`coalesce`] | `CoalesceLayer` | identical in-flight reads share one upstream call |
 //! | [`retry`] | `RetryLayer` | retries reads and idempotent calls on 0, 429, 502, 503, 504 with backoff |
 //! | [`timeout`] | `TimeoutLayer` | bounds each attempt |
+//! | [`allow_headers`] | `AllowHeadersLayer` | proxy only: allow-listed headers cross, both ways; `content-*` never from the lists; cookies only where named |
 //! | [`auth`] | `AuthLayer` | sets `Authorization` from an async token supplier |
 //! | [`trace`] | `trace_layer()` | tower-http's `TraceLayer` with `tracing`, set up for courier's calls |
 //!
@@ -27,6 +28,7 @@ mod body;
 
 pub use crate::body::BufferedBody;
 
+pub mod allow_headers;
 pub mod auth;
 pub mod cancel_previous;
 pub mod coalesce;

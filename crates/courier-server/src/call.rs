@@ -4,39 +4,26 @@
 use crate::{address, source_of, Proxy, Refusal};
 use axum::body::Body as AxumBody;
 use axum::extract::{ConnectInfo, Query, State};
-use axum::http::{HeaderMap, HeaderName, Method, Request, StatusCode};
+use axum::http::{Method, Request, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::Json;
 use courier_client::Error;
 use courier_core::context::ServedRequest;
 use courier_core::encode::{FilePart, Form, Variables};
 use courier_core::{CallOptions, EndpointDef, Kind};
-use http::header::{CONTENT_ENCODING, CONTENT_LENGTH, CONTENT_TYPE, COOKIE, SET_COOKIE};
+use courier_layers::allow_headers::AllowHeadersLayer;
+use http::header::{CONTENT_TYPE, SET_COOKIE};
 use serde_json::{json, Value};
 use std::collections::HashMap;
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
+use tower::{Layer, ServiceExt};
 
-/// Headers the allow-lists never govern: the proxy sets them itself.
-fn is_message_header(name: &HeaderName) -> bool {
-    name == CONTENT_TYPE || name == CONTENT_LENGTH || name == CONTENT_ENCODING
-}
-
-/// The names a call of this endpoint lets through, both ways: the source's `allowed_headers`
-/// and the endpoint's `.headers([...])`.
-fn allowed(
-    api: &courier_core::ApiDef,
-    endpoint: &courier_core::ResolvedEndpoint,
-) -> Vec<HeaderName> {
-    let mut names = api.options().allowed_headers.clone();
-    for name in &endpoint.definition().options().headers {
-        if let Ok(name) = HeaderName::try_from(name.as_str()) {
-            names.push(name);
-        }
-    }
-    names.retain(|name| !is_message_header(name));
-    names
+/// The allow-list rules of a call of `api`: [`AllowHeadersLayer`] with the names the source
+/// sets itself, whose values win over the browser's copies.
+pub(crate) fn allow_layer(api: &courier_core::ApiDef) -> AllowHeadersLayer {
+    AllowHeadersLayer::new().source_headers(api.options().headers.keys().cloned())
 }
 
 pub(crate) async fn serve_call(
@@ -119,20 +106,36 @@ pub(crate) async fn serve_call(
     };
     let timeout = sent_timeout(&query, &endpoint)?;
 
-    let Some(client) = proxy.clients.get(source_of(&query)) else {
+    let Some(client) = proxy.clients.get(source_of(&query)).cloned() else {
         return Err(Refusal::not_found("no such source".to_owned()));
     };
-    let (mut options, served, names) = upstream_options(&api, &endpoint, parts);
-    if let Some(timeout) = timeout {
-        options = options.timeout(timeout);
-    }
-    match client
-        .forward(endpoint.path(), variables, Some(&options))
-        .await
-    {
-        Ok(upstream) => Ok(respond(upstream, &served, &names)),
-        Err(e) => Ok(failure(&e)),
-    }
+    let served = served_request(&parts);
+    let path = endpoint.path().to_owned();
+    let context = served.clone();
+    // The upstream call, behind the allow-lists: it sees the browser's allowed headers only,
+    // and its answer goes back with the allowed ones only.
+    let upstream = tower::service_fn(move |request: Request<Variables>| {
+        let (client, path, served) = (client.clone(), path.clone(), context.clone());
+        async move {
+            let (parts, variables) = request.into_parts();
+            let mut options = CallOptions::new().context(served);
+            for (name, value) in &parts.headers {
+                options = options.header(name.clone(), value.clone());
+            }
+            if let Some(timeout) = timeout {
+                options = options.timeout(timeout);
+            }
+            let response = match client.forward(&path, variables, Some(&options)).await {
+                Ok(upstream) => upstream.map(AxumBody::new),
+                Err(e) => failure(&e),
+            };
+            Ok::<_, std::convert::Infallible>(response)
+        }
+    });
+    let mut request = Request::from_parts(parts, variables);
+    request.extensions_mut().insert(endpoint.meta().clone());
+    let Ok(response) = allow_layer(&api).layer(upstream).oneshot(request).await;
+    Ok(with_served_headers(response, &served))
 }
 
 /// The timeout a proxy caller sent for one call (`_t`, milliseconds): it may shorten the
@@ -192,29 +195,31 @@ async fn form_of(parts: &http::request::Parts, bytes: bytes::Bytes) -> Result<Fo
     Ok(form)
 }
 
-/// The call options of a proxied call: the browser's allow-listed headers (not one the source
-/// sets) and the browser's request as the served context; with the context and the names.
-pub(crate) fn upstream_options(
-    api: &courier_core::ApiDef,
-    endpoint: &courier_core::ResolvedEndpoint,
-    parts: http::request::Parts,
-) -> (CallOptions, ServedRequest, Vec<HeaderName>) {
-    let names = allowed(api, endpoint);
-    let mut options = CallOptions::new();
-    for name in &names {
-        if api.options().headers.contains_key(name) {
-            continue;
-        }
-        for value in parts.headers.get_all(name) {
-            options = options.header(name.clone(), value.clone());
-        }
-    }
+/// The browser's request as the served context of the upstream call.
+fn served_request(parts: &http::request::Parts) -> ServedRequest {
     let peer = parts
         .extensions
         .get::<ConnectInfo<SocketAddr>>()
         .map(|ConnectInfo(addr)| *addr);
-    let served = ServedRequest::new(parts, peer);
-    (options.context(served.clone()), served, names)
+    ServedRequest::new(parts.clone(), peer)
+}
+
+/// The options of a proxied stream or channel: the browser's allow-listed headers and the
+/// browser's request as the served context; with the context and the rules for the answer.
+pub(crate) fn upstream_options(
+    api: &courier_core::ApiDef,
+    endpoint: &courier_core::ResolvedEndpoint,
+    parts: http::request::Parts,
+) -> (CallOptions, ServedRequest, AllowHeadersLayer) {
+    let allow = allow_layer(api);
+    let served = served_request(&parts);
+    let mut headers = parts.headers;
+    allow.filter_request(&mut headers, Some(endpoint.meta()));
+    let mut options = CallOptions::new();
+    for (name, value) in &headers {
+        options = options.header(name.clone(), value.clone());
+    }
+    (options.context(served.clone()), served, allow)
 }
 
 /// The browser's response from the upstream's: its status, its allowed headers and the message
@@ -222,25 +227,23 @@ pub(crate) fn upstream_options(
 pub(crate) fn respond(
     upstream: http::Response<courier_core::Body>,
     served: &ServedRequest,
-    names: &[HeaderName],
+    allow: &AllowHeadersLayer,
+    meta: &courier_core::EndpointMeta,
 ) -> Response {
-    let (upstream, body) = upstream.into_parts();
-    let mut headers = HeaderMap::new();
-    for (name, value) in &upstream.headers {
-        let passes = is_message_header(name) || (names.contains(name) && name != COOKIE);
-        if passes {
-            headers.append(name.clone(), value.clone());
-        }
-    }
-    // What the layers collected for the served response (the session's set-cookie pass-back).
+    let mut response = upstream.map(AxumBody::new);
+    allow.filter_response(response.headers_mut(), Some(meta));
+    with_served_headers(response, served)
+}
+
+/// `response` with what the layers collected for the served response (the session's
+/// `set-cookie` pass-back), whatever the allow-lists say.
+fn with_served_headers(mut response: Response, served: &ServedRequest) -> Response {
+    let headers = response.headers_mut();
     for (name, value) in &served.take_response_headers() {
         if name != SET_COOKIE || !headers.get_all(SET_COOKIE).iter().any(|v| v == value) {
             headers.append(name.clone(), value.clone());
         }
     }
-    let mut response = Response::new(AxumBody::new(body));
-    *response.status_mut() = upstream.status;
-    *response.headers_mut() = headers;
     response
 }
 

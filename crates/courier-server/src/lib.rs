@@ -422,7 +422,7 @@ async fn proxy_stream(
         return Refusal::not_found(format!("there is no source `{source}`")).into_response();
     };
     let last_event_id = parts.headers.get("last-event-id").cloned();
-    let (mut options, served, mut names) = call::upstream_options(api, endpoint, parts);
+    let (mut options, served, allow) = call::upstream_options(api, endpoint, parts);
     options = options.header(
         http::header::ACCEPT,
         http::HeaderValue::from_static("text/event-stream"),
@@ -430,12 +430,13 @@ async fn proxy_stream(
     if let Some(id) = last_event_id {
         options = options.header(http::HeaderName::from_static("last-event-id"), id);
     }
-    names.push(http::header::CACHE_CONTROL);
+    // An event stream's own `cache-control` goes back with it.
+    let allow = allow.allow([http::header::CACHE_CONTROL]);
     match client
         .forward(endpoint.path(), variables, Some(&options))
         .await
     {
-        Ok(upstream) => call::respond(upstream, &served, &names),
+        Ok(upstream) => call::respond(upstream, &served, &allow, endpoint.meta()),
         Err(e) => call::failure(&e),
     }
 }
@@ -467,7 +468,10 @@ async fn serve_channel(
         let Some(client) = live.clients.get(source_of(&query)).cloned() else {
             return Err(Refusal::not_found("no such source".to_owned()));
         };
-        let (options, _served, names) = call::upstream_options(&api, &endpoint, parts);
+        let (options, _served, allow) = call::upstream_options(&api, &endpoint, parts);
+        let mut names = allow.allowed(Some(endpoint.meta()));
+        // A header the source sets wins over the hello's copy too.
+        names.retain(|name| !api.options().headers.contains_key(name));
         let path = endpoint.path().to_owned();
         return Ok(upgrade.on_upgrade(move |mut socket| async move {
             let Some(hello) = read_hello(&mut socket, announced).await else {

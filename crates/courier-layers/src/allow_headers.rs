@@ -1,0 +1,425 @@
+//! [`AllowHeadersLayer`]: only allow-listed headers cross a proxy, in both directions.
+//!
+//! A proxy between a browser and an upstream must not pass on whatever a page sends, nor hand a
+//! page whatever the upstream answers. This layer sits in front of the service that makes the
+//! upstream call, takes the **browser's request**, and:
+//!
+//! - **on the way in**, keeps only the headers whose names are allow-listed: the request's
+//!   [`EndpointMeta::allowed_header_names`] (the source's `allowed_headers` and the endpoint's
+//!   `.headers([...])`) and the names given with [`AllowHeadersLayer::allow`]. A name the source
+//!   sets itself ([`AllowHeadersLayer::source_headers`]) is dropped, so the source's value wins
+//!   over the browser's copy.
+//! - **on the way out**, keeps only the allow-listed names of the upstream's response, and
+//!   `content-type`, `content-length` and `content-encoding`, which describe the body passed
+//!   back.
+//!
+//! The rules the specification gives:
+//!
+//! - `content-type`, `content-length` and `content-encoding` are never taken from the lists: on
+//!   the way in they are the browser's envelope (the proxy sends a body of its own), so they
+//!   are dropped even when listed; on the way out they always pass.
+//! - `cookie` crosses in and `set-cookie` crosses out only where named; `cookie` never goes
+//!   back to the browser, even when named.
+//! - Every other header crosses only where named: a request without an `EndpointMeta` passes
+//!   only the layer's own names.
+//!
+//! tower-http has no layer for this: its header layers set, override or propagate named
+//! headers; here every header not named is dropped, and which names pass depends on each
+//! call's endpoint.
+//!
+//! ```
+//! use courier_core::{EndpointMeta, Kind};
+//! use courier_layers::allow_headers::AllowHeadersLayer;
+//! use http::{HeaderName, Request, Response};
+//! use tower::{service_fn, Layer, ServiceExt};
+//!
+//! # #[tokio::main(flavor = "current_thread")] async fn main() {
+//! let upstream = service_fn(|request: Request<()>| async move {
+//!     // What reaches the upstream call: the allow-listed header only.
+//!     assert!(request.headers().contains_key("x-tenant"));
+//!     assert!(!request.headers().contains_key("x-internal"));
+//!     Ok::<_, std::convert::Infallible>(
+//!         Response::builder()
+//!             .header("x-tenant", "acme")
+//!             .header("server", "upstream/1.0")
+//!             .body(())
+//!             .unwrap(),
+//!     )
+//! });
+//! let service = AllowHeadersLayer::new().layer(upstream);
+//! let meta = EndpointMeta::new("users.get", Kind::Query)
+//!     .allowed_headers([HeaderName::from_static("x-tenant")]);
+//! let request = Request::builder()
+//!     .header("x-tenant", "acme")
+//!     .header("x-internal", "secret")
+//!     .extension(meta)
+//!     .body(())
+//!     .unwrap();
+//! let response = service.oneshot(request).await.unwrap();
+//! assert_eq!(response.headers()["x-tenant"], "acme");
+//! assert!(!response.headers().contains_key("server"));
+//! # }
+//! ```
+
+use courier_core::EndpointMeta;
+use http::header::{CONTENT_ENCODING, CONTENT_LENGTH, CONTENT_TYPE, COOKIE};
+use http::{HeaderMap, HeaderName, Request, Response};
+use pin_project_lite::pin_project;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{ready, Context, Poll};
+use tower::{Layer, Service};
+
+/// Whether `name` describes the message body: never taken from the allow-lists.
+pub fn is_message_header(name: &HeaderName) -> bool {
+    name == CONTENT_TYPE || name == CONTENT_LENGTH || name == CONTENT_ENCODING
+}
+
+/// Applies [`AllowHeaders`] to a service. See the [module docs](self).
+#[derive(Clone, Debug, Default)]
+pub struct AllowHeadersLayer {
+    rules: Arc<Rules>,
+}
+
+#[derive(Clone, Debug, Default)]
+struct Rules {
+    /// Names allowed for every call, besides the request's `EndpointMeta`'s.
+    allow: Vec<HeaderName>,
+    /// Names the source sets itself: never taken from the browser.
+    source: Vec<HeaderName>,
+}
+
+impl AllowHeadersLayer {
+    /// Lets through what each request's [`EndpointMeta`] allows, and nothing else.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Also lets through `names`, for every call.
+    #[must_use]
+    pub fn allow<I>(mut self, names: I) -> Self
+    where
+        I: IntoIterator<Item = HeaderName>,
+    {
+        Arc::make_mut(&mut self.rules).allow.extend(names);
+        self
+    }
+
+    /// The names the source sets itself (its `headers`): the browser's copies are dropped, so
+    /// the source's values win.
+    #[must_use]
+    pub fn source_headers<I>(mut self, names: I) -> Self
+    where
+        I: IntoIterator<Item = HeaderName>,
+    {
+        Arc::make_mut(&mut self.rules).source.extend(names);
+        self
+    }
+
+    /// The names a call with `meta` lets through, both ways (before the message headers and
+    /// the cookie rules are applied).
+    pub fn allowed(&self, meta: Option<&EndpointMeta>) -> Vec<HeaderName> {
+        let mut names: Vec<HeaderName> = meta
+            .map(|m| m.allowed_header_names().to_vec())
+            .unwrap_or_default();
+        for name in &self.rules.allow {
+            if !names.contains(name) {
+                names.push(name.clone());
+            }
+        }
+        names.retain(|name| !is_message_header(name));
+        names
+    }
+
+    /// Keeps, of a browser's request headers, those that may go upstream for a call with
+    /// `meta`.
+    pub fn filter_request(&self, headers: &mut HeaderMap, meta: Option<&EndpointMeta>) {
+        let allowed = self.allowed(meta);
+        retain(headers, |name| {
+            allowed.contains(name) && !self.rules.source.contains(name)
+        });
+    }
+
+    /// Keeps, of an upstream's response headers, those that may go back to the browser for a
+    /// call with `meta`.
+    pub fn filter_response(&self, headers: &mut HeaderMap, meta: Option<&EndpointMeta>) {
+        let allowed = self.allowed(meta);
+        retain(headers, |name| {
+            is_message_header(name) || (allowed.contains(name) && name != COOKIE)
+        });
+    }
+}
+
+fn retain(headers: &mut HeaderMap, keep: impl Fn(&HeaderName) -> bool) {
+    let mut kept = HeaderMap::with_capacity(headers.len());
+    let mut current: Option<HeaderName> = None;
+    // `drain` names the first value of each name; the name's other values follow with `None`.
+    for (name, value) in headers.drain() {
+        if let Some(name) = name {
+            current = Some(name);
+        }
+        if let Some(name) = current.as_ref().filter(|name| keep(name)) {
+            kept.append(name.clone(), value);
+        }
+    }
+    *headers = kept;
+}
+
+impl<S> Layer<S> for AllowHeadersLayer {
+    type Service = AllowHeaders<S>;
+
+    fn layer(&self, inner: S) -> Self::Service {
+        AllowHeaders {
+            inner,
+            layer: self.clone(),
+        }
+    }
+}
+
+/// Lets only allow-listed headers through, in both directions. See the [module docs](self).
+#[derive(Clone, Debug)]
+pub struct AllowHeaders<S> {
+    inner: S,
+    layer: AllowHeadersLayer,
+}
+
+impl<S> AllowHeaders<S> {
+    /// Wraps `inner` with the rules of `layer`.
+    pub fn new(inner: S, layer: AllowHeadersLayer) -> Self {
+        Self { inner, layer }
+    }
+
+    /// The inner service.
+    pub fn get_ref(&self) -> &S {
+        &self.inner
+    }
+
+    /// The inner service, mutably.
+    pub fn get_mut(&mut self) -> &mut S {
+        &mut self.inner
+    }
+
+    /// Unwraps the inner service.
+    pub fn into_inner(self) -> S {
+        self.inner
+    }
+}
+
+impl<S, B, ResBody> Service<Request<B>> for AllowHeaders<S>
+where
+    S: Service<Request<B>, Response = Response<ResBody>>,
+{
+    type Response = Response<ResBody>;
+    type Error = S::Error;
+    type Future = ResponseFuture<S::Future>;
+
+    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
+        self.inner.poll_ready(cx)
+    }
+
+    fn call(&mut self, mut request: Request<B>) -> Self::Future {
+        let meta = request.extensions().get::<EndpointMeta>().cloned();
+        let mut headers = std::mem::take(request.headers_mut());
+        self.layer.filter_request(&mut headers, meta.as_ref());
+        *request.headers_mut() = headers;
+        ResponseFuture {
+            inner: self.inner.call(request),
+            layer: self.layer.clone(),
+            meta,
+        }
+    }
+}
+
+pin_project! {
+    /// The response future of [`AllowHeaders`]: the inner future, its response's headers
+    /// filtered.
+    #[derive(Debug)]
+    pub struct ResponseFuture<F> {
+        #[pin]
+        inner: F,
+        layer: AllowHeadersLayer,
+        meta: Option<EndpointMeta>,
+    }
+}
+
+impl<F, ResBody, E> Future for ResponseFuture<F>
+where
+    F: Future<Output = Result<Response<ResBody>, E>>,
+{
+    type Output = Result<Response<ResBody>, E>;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let this = self.project();
+        let mut response = ready!(this.inner.poll(cx))?;
+        this.layer
+            .filter_response(response.headers_mut(), this.meta.as_ref());
+        Poll::Ready(Ok(response))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use courier_core::Kind;
+    use http::header::SET_COOKIE;
+    use http::HeaderValue;
+    use std::sync::Mutex;
+    use tower::{service_fn, ServiceExt};
+
+    fn name(s: &'static str) -> HeaderName {
+        HeaderName::from_static(s)
+    }
+
+    /// A mock upstream that records the headers it got and answers with `answer`.
+    fn upstream(
+        seen: Arc<Mutex<HeaderMap>>,
+        answer: HeaderMap,
+    ) -> impl Service<Request<()>, Response = Response<()>, Error = std::convert::Infallible> + Clone
+    {
+        service_fn(move |request: Request<()>| {
+            *seen.lock().unwrap() = request.headers().clone();
+            let mut response = Response::new(());
+            *response.headers_mut() = answer.clone();
+            async move { Ok(response) }
+        })
+    }
+
+    fn headers(pairs: &[(&'static str, &'static str)]) -> HeaderMap {
+        let mut map = HeaderMap::new();
+        for (n, v) in pairs {
+            map.append(name(n), HeaderValue::from_static(v));
+        }
+        map
+    }
+
+    async fn run(
+        layer: AllowHeadersLayer,
+        meta: Option<EndpointMeta>,
+        browser: HeaderMap,
+        answer: HeaderMap,
+    ) -> (HeaderMap, HeaderMap) {
+        let seen = Arc::new(Mutex::new(HeaderMap::new()));
+        let service = layer.layer(upstream(seen.clone(), answer));
+        let mut request = Request::new(());
+        *request.headers_mut() = browser;
+        if let Some(meta) = meta {
+            request.extensions_mut().insert(meta);
+        }
+        let response = service.oneshot(request).await.unwrap();
+        let seen = seen.lock().unwrap().clone();
+        (seen, response.headers().clone())
+    }
+
+    fn meta(names: &[&'static str]) -> EndpointMeta {
+        EndpointMeta::new("users.get", Kind::Query).allowed_headers(names.iter().map(|n| name(n)))
+    }
+
+    #[tokio::test]
+    async fn only_named_headers_cross_either_way() {
+        let (up, down) = run(
+            AllowHeadersLayer::new(),
+            Some(meta(&["x-tenant", "x-request-id"])),
+            headers(&[
+                ("x-tenant", "acme"),
+                ("x-tenant", "beta"),
+                ("authorization", "Bearer browser"),
+                ("x-other", "1"),
+            ]),
+            headers(&[
+                ("x-request-id", "r1"),
+                ("server", "upstream"),
+                ("content-type", "application/json"),
+                ("content-length", "2"),
+            ]),
+        )
+        .await;
+        assert_eq!(
+            up.get_all("x-tenant").iter().count(),
+            2,
+            "every value of a name"
+        );
+        assert!(!up.contains_key("authorization") && !up.contains_key("x-other"));
+        assert_eq!(down["x-request-id"], "r1");
+        assert!(!down.contains_key("server"));
+        assert_eq!(
+            down["content-type"], "application/json",
+            "message headers pass"
+        );
+        assert_eq!(down["content-length"], "2");
+    }
+
+    #[tokio::test]
+    async fn message_headers_are_never_taken_from_the_lists() {
+        let (up, _) = run(
+            AllowHeadersLayer::new().allow([CONTENT_TYPE]),
+            Some(meta(&["content-length", "content-encoding"])),
+            headers(&[
+                ("content-type", "application/json"),
+                ("content-length", "20"),
+                ("content-encoding", "gzip"),
+            ]),
+            HeaderMap::new(),
+        )
+        .await;
+        assert!(
+            up.is_empty(),
+            "the browser's envelope never goes upstream: {up:?}"
+        );
+    }
+
+    #[tokio::test]
+    async fn cookies_cross_only_where_named_and_never_back() {
+        let browser = headers(&[("cookie", "sid=1")]);
+        let answer = headers(&[("set-cookie", "sid=2"), ("cookie", "leak=1")]);
+        let (up, down) = run(
+            AllowHeadersLayer::new(),
+            Some(meta(&[])),
+            browser.clone(),
+            answer.clone(),
+        )
+        .await;
+        assert!(!up.contains_key(COOKIE) && !down.contains_key(SET_COOKIE));
+
+        let (up, down) = run(
+            AllowHeadersLayer::new(),
+            Some(meta(&["cookie", "set-cookie"])),
+            browser,
+            answer,
+        )
+        .await;
+        assert_eq!(up[COOKIE], "sid=1");
+        assert_eq!(down[SET_COOKIE], "sid=2");
+        assert!(
+            !down.contains_key(COOKIE),
+            "cookie never goes back to the browser"
+        );
+    }
+
+    #[tokio::test]
+    async fn the_sources_own_header_wins_over_the_browsers() {
+        let (up, _) = run(
+            AllowHeadersLayer::new().source_headers([name("x-api-key")]),
+            Some(meta(&["x-api-key", "x-tenant"])),
+            headers(&[("x-api-key", "from-the-browser"), ("x-tenant", "acme")]),
+            HeaderMap::new(),
+        )
+        .await;
+        assert!(!up.contains_key("x-api-key"));
+        assert_eq!(up["x-tenant"], "acme");
+    }
+
+    #[tokio::test]
+    async fn without_meta_only_the_layers_own_names_pass() {
+        let (up, down) = run(
+            AllowHeadersLayer::new().allow([name("x-tenant")]),
+            None,
+            headers(&[("x-tenant", "acme"), ("x-other", "1")]),
+            headers(&[("x-tenant", "acme"), ("x-other", "1")]),
+        )
+        .await;
+        assert_eq!(up.len(), 1);
+        assert_eq!(down.len(), 1);
+        assert_eq!(down["x-tenant"], "acme");
+    }
+}
