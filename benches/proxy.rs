@@ -1,0 +1,255 @@
+//! A load test of the proxy route: a small JSON read (`GET /users/7` answered with
+//! `{"id":7,"name":"user 7","email":"user7@example.com"}`) reached three ways in one run:
+//!
+//! - `backend`: the axum backend itself;
+//! - `courier`: through `courier::server::Proxy`
+//!   (`GET /api/request?_s=demo&_g=users&_m=get&_v=7`), which calls the backend with courier's
+//!   client (its pooled hyper-util transport and default layers) and streams the answer back;
+//! - `nginx`: through nginx as a reverse proxy (`proxy_pass` with an upstream keep-alive pool) in
+//!   front of the same backend.
+//!
+//! The load is wrk's (`wrk -t1 -c64 -d10s --latency`), one target after another, each after a
+//! 2-second warm-up run. The backend runs on a tokio runtime of one worker, the courier proxy on
+//! another of one worker, nginx with one worker process: each proxy has one thread, as has wrk.
+//! The table gives requests per second and wrk's latency percentiles.
+//!
+//! Needs `nginx` and `wrk` on the `PATH` (Debian: `apt-get install nginx-light wrk`); without
+//! them it says so and measures what it can.
+//!
+//! Run: `cargo bench --bench proxy` (environment: `PROXY_BENCH_SECONDS`, default 10;
+//! `PROXY_BENCH_CONNECTIONS`, default 64).
+
+use axum::extract::Path;
+use axum::routing::get;
+use axum::{Json, Router};
+use courier::server::Proxy;
+use courier::{ApiDef, GroupDef, HttpEndpoint};
+use serde_json::json;
+use std::net::SocketAddr;
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+use tokio::runtime::Runtime;
+
+fn runtime() -> Runtime {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()
+        .expect("a runtime")
+}
+
+fn serve(runtime: &Runtime, app: Router) -> SocketAddr {
+    runtime.block_on(async {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        tokio::spawn(async move {
+            axum::serve(
+                listener,
+                app.into_make_service_with_connect_info::<SocketAddr>(),
+            )
+            .await
+        });
+        addr
+    })
+}
+
+fn backend() -> Router {
+    Router::new().route(
+        "/users/{id}",
+        get(|Path(id): Path<u64>| async move {
+            Json(json!({ "id": id, "name": format!("user {id}"), "email": format!("user{id}@example.com") }))
+        }),
+    )
+}
+
+fn api(backend: SocketAddr) -> ApiDef {
+    ApiDef::builder()
+        .base_url(format!("http://{backend}"))
+        .group(
+            "users",
+            GroupDef::new()
+                .prefix("/users")
+                .expose(true)
+                .endpoint("get", HttpEndpoint::get("/:id")),
+        )
+        .build()
+        .expect("a valid definition")
+}
+
+/// nginx in front of `backend`, listening on a free port; stopped when dropped.
+struct Nginx {
+    child: Child,
+    port: u16,
+    _dir: tempfile::TempDir,
+}
+
+impl Drop for Nginx {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn free_port() -> u16 {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    listener.local_addr().unwrap().port()
+}
+
+fn nginx(backend: SocketAddr) -> Option<Nginx> {
+    let dir = tempfile::tempdir().ok()?;
+    let port = free_port();
+    let conf = format!(
+        r#"worker_processes 1;
+error_log {dir}/error.log warn;
+pid {dir}/nginx.pid;
+events {{ worker_connections 1024; }}
+http {{
+    access_log off;
+    client_body_temp_path {dir}/body;
+    proxy_temp_path {dir}/proxy;
+    fastcgi_temp_path {dir}/fastcgi;
+    uwsgi_temp_path {dir}/uwsgi;
+    scgi_temp_path {dir}/scgi;
+    upstream backend {{
+        server {backend};
+        keepalive 64;
+    }}
+    server {{
+        listen 127.0.0.1:{port};
+        location / {{
+            proxy_pass http://backend;
+            proxy_http_version 1.1;
+            proxy_set_header Connection "";
+        }}
+    }}
+}}
+"#,
+        dir = dir.path().display(),
+    );
+    let path = dir.path().join("nginx.conf");
+    std::fs::write(&path, conf).ok()?;
+    let child = Command::new("nginx")
+        .arg("-p")
+        .arg(dir.path())
+        .arg("-c")
+        .arg(&path)
+        .arg("-g")
+        .arg("daemon off;")
+        .stdout(Stdio::null())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .ok()?;
+    let nginx = Nginx {
+        child,
+        port,
+        _dir: dir,
+    };
+    for _ in 0..50 {
+        if std::net::TcpStream::connect(("127.0.0.1", port)).is_ok() {
+            return Some(nginx);
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    eprintln!("nginx did not start listening on {port}");
+    None
+}
+
+/// What wrk reported for one target.
+struct Measured {
+    requests_per_second: f64,
+    p50: String,
+    p90: String,
+    p99: String,
+    errors: String,
+}
+
+fn wrk(url: &str, seconds: u64, connections: u64) -> Option<Measured> {
+    let output = Command::new("wrk")
+        .args([
+            "-t1",
+            &format!("-c{connections}"),
+            &format!("-d{seconds}s"),
+            "--latency",
+            url,
+        ])
+        .output()
+        .ok()?;
+    let text = String::from_utf8_lossy(&output.stdout).into_owned();
+    let field = |prefix: &str| {
+        text.lines()
+            .map(str::trim)
+            .find(|line| line.starts_with(prefix))
+            .and_then(|line| line.split_whitespace().nth(1))
+            .map(str::to_owned)
+    };
+    let errors = text
+        .lines()
+        .find(|l| l.contains("Non-2xx") || l.contains("Socket errors"))
+        .map_or_else(|| "none".to_owned(), |l| l.trim().to_owned());
+    Some(Measured {
+        requests_per_second: field("Requests/sec:")?.parse().ok()?,
+        p50: field("50%")?,
+        p90: field("90%")?,
+        p99: field("99%")?,
+        errors,
+    })
+}
+
+fn main() {
+    // `cargo bench` passes `--bench`; `cargo test --benches` runs this too, briefly.
+    let testing =
+        std::env::args().any(|a| a == "--test") || !std::env::args().any(|a| a == "--bench");
+    let seconds: u64 = std::env::var("PROXY_BENCH_SECONDS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(if testing { 1 } else { 10 });
+    let connections: u64 = std::env::var("PROXY_BENCH_CONNECTIONS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(64);
+
+    let backend_runtime = runtime();
+    let backend_addr = serve(&backend_runtime, backend());
+    let proxy_runtime = runtime();
+    let proxy_addr = serve(
+        &proxy_runtime,
+        Proxy::new()
+            .source("demo", api(backend_addr))
+            .into_router()
+            .expect("the proxy"),
+    );
+    let nginx = nginx(backend_addr);
+
+    let mut targets = vec![
+        ("backend", format!("http://{backend_addr}/users/7")),
+        (
+            "courier",
+            format!("http://{proxy_addr}/api/request?_s=demo&_g=users&_m=get&_v=7"),
+        ),
+    ];
+    match &nginx {
+        Some(nginx) => targets.push(("nginx", format!("http://127.0.0.1:{}/users/7", nginx.port))),
+        None => {
+            eprintln!("nginx is not available: install it (apt-get install nginx-light) to compare")
+        }
+    }
+
+    println!("| target | requests/s | p50 | p90 | p99 | errors |");
+    println!("|---|---|---|---|---|---|");
+    for (name, url) in &targets {
+        // Warm-up: pools filled, code paths hot.
+        let Some(_) = wrk(url, 2.min(seconds), connections) else {
+            eprintln!("wrk is not available: install it (apt-get install wrk)");
+            return;
+        };
+        let Some(m) = wrk(url, seconds, connections) else {
+            eprintln!("wrk failed on {url}");
+            return;
+        };
+        println!(
+            "| {name} | {:.0} | {} | {} | {} | {} |",
+            m.requests_per_second, m.p50, m.p90, m.p99, m.errors
+        );
+    }
+    drop(nginx);
+}
