@@ -945,3 +945,111 @@ async fn variables_that_do_not_fit_a_typed_channel_refuse_the_subscriber() {
         other => panic!("expected a close frame, got {other:?}"),
     }
 }
+
+// ---- a source with a session, through the proxy --------------------------------------------
+
+#[derive(courier::Group)]
+struct Account {
+    login: Http<Value>,
+    me: Http<Value>,
+    rename: Http<Value, NewUser, Mutation>,
+}
+
+#[derive(courier::Api)]
+struct Secure {
+    account: Group<Account>,
+}
+
+fn secure_api(backend: SocketAddr) -> courier::Api<Secure> {
+    let account = Group::new(Account {
+        login: endpoint().get("/login"),
+        me: endpoint().get("/whoami"),
+        rename: endpoint().post("/rename"),
+    })
+    .prefix("/users")
+    .expose(true);
+    ApiDef::builder()
+        .base_url(format!("http://{backend}"))
+        .session(
+            courier::SessionOptions::new()
+                .cookies(["sid", "csrf_token"])
+                .csrf("csrf_token", "x-csrf-token")
+                .pass_set_cookie(true),
+        )
+        .build_typed(Secure { account })
+        .expect("a valid definition")
+}
+
+#[tokio::test]
+async fn the_browsers_session_crosses_the_proxy_and_writes_are_checked() {
+    let app = Router::new()
+        .route(
+            "/users/login",
+            get(|| async {
+                (
+                    axum::response::AppendHeaders([
+                        ("set-cookie", "sid=s1; Path=/"),
+                        ("set-cookie", "csrf_token=tok; Path=/"),
+                    ]),
+                    Json(json!("signed in")),
+                )
+            }),
+        )
+        .route(
+            "/users/whoami",
+            get(|headers: HeaderMap| async move {
+                let cookie = headers.get("cookie").and_then(|v| v.to_str().ok());
+                Json(json!({ "cookie": cookie }))
+            }),
+        )
+        .route(
+            "/users/rename",
+            post(|Json(v): Json<Value>| async move { Json(v) }),
+        );
+    let backend = serve(app).await;
+    let router = Proxy::new()
+        .source("secure", secure_api(backend).def().clone())
+        .into_router()
+        .unwrap();
+    let proxy = format!("http://{}", serve(router).await);
+    let routes = Routes::from_api("secure", secure_api(backend).def());
+    let caller = ProxyCaller::<Secure>::routes(&proxy, routes)
+        .build()
+        .unwrap();
+
+    // No session yet: the upstream sees no cookie.
+    let me: Value = caller.account().me().await.unwrap();
+    assert_eq!(me["cookie"], Value::Null);
+    // The upstream's session cookies come back through the session layer's pass-back, and the
+    // caller's jar keeps them.
+    caller.account().login().await.unwrap();
+    let me: Value = caller.account().me().await.unwrap();
+    let cookie = me["cookie"].as_str().unwrap();
+    assert!(
+        cookie.contains("sid=s1") && cookie.contains("csrf_token=tok"),
+        "{cookie}"
+    );
+
+    // A write without the CSRF header is refused by the proxy, before the upstream.
+    let err = caller
+        .account()
+        .rename(NewUser { name: "Ada".into() })
+        .await
+        .unwrap_err();
+    assert_eq!(err.status_code(), 403);
+    assert_eq!(
+        err.http_error().unwrap().data["error"]["code"],
+        "CSRF_CHECK_FAILED"
+    );
+    // With it, the write goes through.
+    let renamed: Value = caller
+        .account()
+        .with(CallOptions::new().header(
+            http::HeaderName::from_static("x-csrf-token"),
+            http::HeaderValue::from_static("tok"),
+        ))
+        .rename(NewUser { name: "Ada".into() })
+        .await
+        .unwrap();
+    assert_eq!(renamed["name"], "Ada");
+}

@@ -451,6 +451,22 @@ async fn refusals_are_json_with_a_status_and_a_code() {
             400,
             "BAD_REQUEST",
         ),
+        (
+            "GET",
+            format!("{}&_t=soon", q("users", "get", Some(json!({ "id": 1 })))),
+            &[],
+            "",
+            400,
+            "BAD_REQUEST",
+        ),
+        (
+            "POST",
+            q("users", "create", None),
+            &[("content-type", "multipart/form-data; boundary=b")],
+            "--b\r\ncontent-disposition: form-data; name=\"x\"\r\n\r\nno closing delimiter",
+            400,
+            "BAD_REQUEST",
+        ),
     ];
     for (method, target, headers, body, status, code) in cases {
         let reply = send(proxy, method, &target, headers, body).await;
