@@ -1053,3 +1053,36 @@ async fn the_browsers_session_crosses_the_proxy_and_writes_are_checked() {
         .unwrap();
     assert_eq!(renamed["name"], "Ada");
 }
+
+#[tokio::test]
+async fn the_boundary_form_follows_the_source_forms_rules_without_the_definition() {
+    let s = setup().await;
+    // Written where the definition is, read where it is not.
+    let json = serde_json::to_string(&Routes::boundary("demo", api(s.backend).def())).unwrap();
+    let boundary: Routes = serde_json::from_str(&json).unwrap();
+    let caller = ProxyCaller::<Demo>::boundary(&s.proxy, boundary)
+        .build()
+        .unwrap();
+    let found = caller
+        .users()
+        .search(Search { q: "cy".into() })
+        .await
+        .unwrap();
+    assert_eq!(found[0].name, "cy");
+    caller
+        .users()
+        .login(Login {
+            user: "cy".into(),
+            password: "pw".into(),
+        })
+        .await
+        .unwrap();
+    // The boundary names the unexposed endpoint too: the proxy refuses it.
+    let err = caller.admin().purge().await.unwrap_err();
+    assert_eq!(err.status_code(), 404);
+    let seen = s.proxy_saw();
+    assert!(seen[0].starts_with("GET /api/request?_s=demo&_g=users&_m=search&_v="));
+    assert!(seen[1].starts_with("POST /api/request?_s=demo&_g=users&_m=login "));
+    assert!(seen[2].starts_with("POST /api/request?_s=demo&_g=admin&_m=purge"));
+    assert!(s.backend_saw().iter().all(|l| !l.contains("purge")));
+}

@@ -170,6 +170,51 @@ impl Routes {
         }
     }
 
+    /// The boundary of `api` as source `source` (the specification's `defineBoundary()`): what a
+    /// proxy caller needs to know of the API without its definition, in the routes' shape.
+    /// Unlike [`Routes::from_api`] it names every endpoint (the proxy still refuses those it
+    /// does not expose), and a read is sent as GET (`get: true`) whether or not it is cached,
+    /// unless its variables are sensitive — the source form's rule.
+    ///
+    /// ```
+    /// use courier_core::routes::{RouteShape, Routes};
+    /// use courier_core::{ApiDef, GroupDef, HttpEndpoint};
+    ///
+    /// let api = ApiDef::builder()
+    ///     .group(
+    ///         "users",
+    ///         GroupDef::new()
+    ///             .endpoint("search", HttpEndpoint::get("/search"))
+    ///             .endpoint("login", HttpEndpoint::post("/login").reads().sensitive_variables()),
+    ///     )
+    ///     .build()?;
+    /// let boundary = Routes::boundary("demo", &api);
+    /// assert_eq!(boundary.endpoints["users.search"], RouteShape::Query { get: true });
+    /// assert_eq!(boundary.endpoints["users.login"], RouteShape::Query { get: false });
+    /// # Ok::<(), courier_core::ConfigurationError>(())
+    /// ```
+    pub fn boundary(source: impl Into<String>, api: &ApiDef) -> Self {
+        let endpoints: BTreeMap<String, RouteShape> = api
+            .endpoints()
+            .into_iter()
+            .map(|e| {
+                let shape = match (RouteShape::of(e.definition()), e.definition()) {
+                    (RouteShape::Query { .. }, EndpointDef::Http(http)) => RouteShape::Query {
+                        get: !http.is_sensitive(),
+                    },
+                    (shape, _) => shape,
+                };
+                (e.path().to_owned(), shape)
+            })
+            .collect();
+        Self {
+            source: source.into(),
+            endpoints,
+            cancel_previous: api.options().cancel_previous.clone(),
+            coalesce: Some(api.options().coalesce),
+        }
+    }
+
     /// The tree a proxy caller built from these routes alone walks: one group per group path,
     /// one endpoint per route, every one exposed, each of the shape its route gives (a read
     /// with `get: true` is a cached read, a socket with `bidirectional` takes messages). The

@@ -111,6 +111,15 @@ impl<A: ApiSpec> ProxyCaller<A> {
     }
 }
 
+impl<A: ApiSpec> ProxyCaller<A> {
+    /// The boundary form: a record of the API's endpoints written without its definition
+    /// ([`Routes::boundary`], the specification's `defineBoundary()`): every read goes as GET
+    /// unless it has sensitive variables; the proxy refuses what it does not expose.
+    pub fn boundary(base_url: impl Into<String>, boundary: Routes) -> ProxyCallerBuilder<A> {
+        ProxyCallerBuilder::new(base_url.into(), Form::Routes(boundary))
+    }
+}
+
 impl<A: ApiSpec> Deref for ProxyCaller<A> {
     type Target = A::Client<Client>;
 

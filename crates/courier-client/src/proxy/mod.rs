@@ -3,15 +3,25 @@
 //! from Rust (a desktop or command-line front end, a test of the proxy, a service that may only
 //! reach the app).
 //!
-//! Two forms, as in the specification:
+//! The forms of the specification:
 //!
 //! - **Routes** ([`ProxyCaller::routes`]): built from the routes record
 //!   ([`Routes`], written by `courier routes` or [`Routes::from_api`]). Only the routed
-//!   endpoints exist; a read goes as GET when its route says `get: true`.
+//!   endpoints exist; a read goes as GET when its route says `get: true` (a `.cache()`d read
+//!   without sensitive variables).
 //! - **Source** ([`ProxyCaller::source`]): built from the definition itself and the name the
 //!   server registered it under. Every read goes as GET unless it has sensitive variables;
 //!   exposure, `cancel_previous` and `coalesce` come from the definition; the response is read
 //!   as the definition says (its response type or parser).
+//! - **Boundary** ([`ProxyCaller::boundary`]): the source form's rules from a record written
+//!   without the definition ([`Routes::boundary`], which lists the sensitive reads as POST
+//!   reads), for a program that must not carry the definition.
+//!
+//! Two choices differ from the TypeScript library. A typed caller finds its endpoints by name at
+//! run time, so there is no form with neither routes, a source nor a boundary (the
+//! specification's all-POST client). And a source's options hold no proxy paths in courier —
+//! where the proxy is served is the app's choice, not the API's — so the paths are the
+//! caller's own ([`ProxyCallerBuilder::proxy_path`]), over the defaults.
 //!
 //! # The wire
 //!
