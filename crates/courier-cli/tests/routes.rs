@@ -95,6 +95,30 @@ fn the_record_names_exposed_endpoints_with_their_shapes() {
 }
 
 #[test]
+fn boundary_names_every_endpoint_and_sends_reads_as_get() {
+    let (_dir, config) = setup();
+    let run = courier(&["routes", "-c", &config, "-s", "demo", "--boundary"]);
+    assert_eq!(run.code, Some(0), "{}", run.stderr);
+    let record: Value = serde_json::from_str(&run.stdout).unwrap();
+    assert_eq!(
+        record,
+        json!({
+            "source": "demo",
+            "endpoints": {
+                "admin.list": { "type": "query", "get": true },
+                "users.create": { "type": "mutation" },
+                "users.events": { "transport": "sse" },
+                "users.get": { "type": "query", "get": true },
+                "users.room": { "transport": "ws", "bidirectional": true },
+                "users.search": { "type": "query", "get": true },
+            },
+            "cancelPrevious": ["users.search", "admin.list"],
+            "coalesce": true,
+        })
+    );
+}
+
+#[test]
 fn out_writes_and_check_fails_on_a_stale_file() {
     let (dir, config) = setup();
     let out = dir.path().join("routes.ts");

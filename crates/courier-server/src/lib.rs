@@ -1,18 +1,23 @@
 //! courier's serving side: the proxy route a browser (or a `ProxyCaller`) calls an API through,
 //! and the streams and channels this process implements (`.implement()`).
 //!
-//! [`Proxy`] registers sources by name and builds an axum [`Router`] with three paths: HTTP
-//! calls (`/api/request`), streams over server-sent events (`/api/sse`) and channels over
-//! WebSocket (no default path: [`Proxy::ws_path`]). A request addresses an endpoint by the wire protocol — `_s` (source),
+//! [`Proxy`] registers sources by name and builds an axum [`Router`] — itself a
+//! `tower::Service<http::Request<_>>`, to nest in an app's router or serve alone — with three
+//! paths: HTTP calls (`/api/request`), streams over server-sent events (`/api/sse`) and
+//! channels over WebSocket (no default path: [`Proxy::ws_path`]). A request addresses an
+//! endpoint by the wire protocol — `_s` (source),
 //! `_g` (group, dotted), `_m` (endpoint name), and on GET `_v` (variables, JSON) in the query —
 //! and only exposed endpoints are reachable. Frames and refusals are in `docs/PROTOCOL.md`.
 //!
 //! - **HTTP calls**: a read as GET with `_v`, or any call as POST with the JSON body
-//!   `{"variables": …}` (up to [`Proxy::body_limit`]); a write over GET and a read with
+//!   `{"variables": …}` or, for variables that carry files, a `multipart/form-data` form
+//!   (either up to [`Proxy::body_limit`]); `_t` (milliseconds) may shorten the upstream call's
+//!   timeout; a write over GET and a read with
 //!   sensitive variables over GET are refused 405. The call goes through the source's
 //!   [`Client`](courier_client::Client) — its whole layer stack — with the browser's request as
 //!   the served context, so session and forwarding apply. Headers cross only where allow-listed
-//!   (the source's `allowed_headers`, the endpoint's `.headers([...])`), both ways; `cookie` and
+//!   ([`AllowHeadersLayer`](courier_layers::allow_headers::AllowHeadersLayer): the source's
+//!   `allowed_headers`, the endpoint's `.headers([...])`), both ways; `cookie` and
 //!   `set-cookie` only where named; a header the source sets wins over the browser's copy;
 //!   `content-type`, `-length` and `-encoding` are the proxy's own. The upstream's status and
 //!   body come back as they are, the body streamed. The proxy's own refusals are JSON
@@ -27,8 +32,10 @@
 //!   pulled by the connection, so a slow reader holds the handler back rather than buffering.
 //! - **Channels**: each socket joins the source's [`Hub`](courier_core::live::Hub) (the one
 //!   its `ApiDef` carries, so in-process callers share topics with
-//!   it); messages are JSON text frames both ways; a first frame
-//!   `{"type":"courier.hello",…}` is read and never handed on; a message that is not JSON
+//!   it); messages are JSON text frames both ways; a hello frame announced with `_h=1` is read
+//!   before joining and its `auth` reaches the handlers ([`Peer::auth`](courier_core::Peer)),
+//!   and a first frame `{"type":"courier.hello",…}` is never handed on; variables that do not
+//!   fit a typed channel close with 1008; a message that is not JSON
 //!   closes with 1003, a message on a channel without `.send()` with 1008, one over
 //!   [`Proxy::max_message_size`] with 1009; an `on_join` refusal closes with 1008 and its
 //!   reason; a subscriber that falls more than [`Proxy::buffer`] messages behind is closed with
@@ -37,9 +44,9 @@
 //!   source's client with the browser's request as the served context and its `Last-Event-ID`,
 //!   and the upstream's answer comes back as it is, the event stream's bytes unchanged.
 //! - **Remote channels** (`.connect()`, `.via()`) are proxied through the source's channel
-//!   client: the proxy waits up to 2 s for the browser's hello frame, whose `headers` (the
-//!   allow-listed names only) join the upstream handshake, then pumps messages both ways; the
-//!   upstream's close code and reason are passed on.
+//!   client: an announced hello frame's `headers` (the allow-listed names only) join the
+//!   upstream handshake and its `auth` goes in the upstream socket's own hello; then messages
+//!   are pumped both ways; the upstream's close code and reason are passed on.
 //!
 //! ```
 //! # async fn demo() -> Result<(), Box<dyn std::error::Error>> {

@@ -1,7 +1,10 @@
-//! `courier routes --config FILE --source NAME [--ts] [--out PATH] [--check]`: the routes
-//! record of a source's exposed endpoints ([`courier_core::routes::Routes`]), as JSON or as a
-//! TypeScript module.
+//! `courier routes --config FILE --source NAME [--boundary] [--ts] [--out PATH] [--check]`: the
+//! routes record of a source's exposed endpoints ([`courier_core::routes::Routes`]), as JSON or
+//! as a TypeScript module.
 //!
+//! - With `--boundary`, the boundary record instead ([`Routes::boundary`]): every endpoint, a
+//!   read marked `get` unless its variables are sensitive — what a proxy caller's boundary form
+//!   takes.
 //! - Without `--out`, the record goes to stdout.
 //! - With `--out PATH`, it is written there, and stdout gets one line of JSON:
 //!   `{"path", "endpoints", "written": true}`.
@@ -31,6 +34,10 @@ pub(crate) struct RoutesArgs {
     /// The source, by its name in the file (`[sources.NAME]`); it is the record's `source`.
     #[arg(long, short = 's', value_name = "NAME")]
     pub(crate) source: String,
+
+    /// Write the boundary record (every endpoint; reads as GET unless sensitive) instead.
+    #[arg(long)]
+    pub(crate) boundary: bool,
 
     /// Write a TypeScript module instead of JSON.
     #[arg(long)]
@@ -69,7 +76,11 @@ pub(crate) fn run(args: &RoutesArgs) -> ExitCode {
         Ok(api) => api,
         Err(err) => return report::configuration_error(&err),
     };
-    let routes = Routes::from_api(&args.source, &api);
+    let routes = if args.boundary {
+        Routes::boundary(&args.source, &api)
+    } else {
+        Routes::from_api(&args.source, &api)
+    };
     let text = if args.ts {
         routes.to_typescript()
     } else {
