@@ -4,7 +4,7 @@
 use crate::error::{Error, HttpError};
 use crate::progress::ProgressBody;
 use crate::proxy::Route;
-use crate::transport::{Transport, TransportCache};
+use crate::transport::{Transport, TransportCache, TransportService};
 use bytes::Bytes;
 use courier_core::encode::Variables;
 use courier_core::{
@@ -13,22 +13,23 @@ use courier_core::{
     HttpService, IntoVariables, Middleware, ResolvedEndpoint, ResponseBody, ResponseType, Retry,
     RetryPolicy,
 };
-use courier_layers::cancel_previous::CancelPreviousLayer;
-use courier_layers::coalesce::{CoalesceBody, CoalesceLayer};
-use courier_layers::forward::ForwardLayer;
-use courier_layers::retry::RetryLayer;
-use courier_layers::session::SessionLayer;
-use courier_layers::timeout::TimeoutLayer;
+use courier_layers::cancel_previous::{CancelPrevious, CancelPreviousLayer};
+use courier_layers::coalesce::{Coalesce, CoalesceBody, CoalesceLayer};
+use courier_layers::forward::{Forward, ForwardLayer};
+use courier_layers::retry::{self, RetryLayer};
+use courier_layers::session::{Session, SessionLayer};
+use courier_layers::timeout::{Timeout, TimeoutLayer};
 use http::{Method, Request, Response, StatusCode};
 use http_body_util::BodyExt;
 use serde_json::Value;
 use std::collections::HashMap;
 use std::future::Future;
-use std::pin::Pin;
+use std::pin::{pin, Pin};
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 use std::task::{Context, Poll};
 use std::time::Duration;
+use tower::util::{Either, MapResponse};
 use tower::{Layer, Service, ServiceBuilder, ServiceExt};
 
 /// An API's calls over a transport: cheap to clone (an `Arc` inside), usable from any task.
@@ -64,7 +65,7 @@ struct Inner {
     api: ApiDef,
     transports: TransportCache,
     stack: Stack,
-    services: HashMap<String, HttpService>,
+    services: HashMap<String, EndpointService>,
     ws: courier_core::WsOptions,
     /// Set for a proxy caller's client: calls go to the proxy route.
     proxy: Option<Route>,
@@ -212,6 +213,23 @@ struct Stack {
     proxied: bool,
 }
 
+/// Coalescing, retry (unless turned off) and the timeout over the transport: the layers below
+/// the middleware.
+type Core = MapResponse<
+    Coalesce<Either<retry::Retry<Timeout<TransportService>>, Timeout<TransportService>>>,
+    fn(Response<CoalesceBody<Body>>) -> Response<Body>,
+>;
+/// The middleware over the core, type-erased, when there is any.
+type Middle = Either<Core, HttpService>;
+type Forwarded = Either<Forward<Middle>, Middle>;
+type Sessioned = Either<Session<Forwarded>, Forwarded>;
+
+/// An endpoint's whole stack, one concrete type whatever layers the source turns on: a call polls
+/// every layer's future in place, inside the call's own future, rather than each through a box.
+/// Only the middleware, whose types the client cannot know, is boxed, and only when there is
+/// some.
+type EndpointService = Either<CancelPrevious<Sessioned>, Sessioned>;
+
 impl Stack {
     /// The service for `endpoint` over its transport (the call's, group's or source's).
     fn service(
@@ -219,15 +237,15 @@ impl Stack {
         endpoint: &ResolvedEndpoint,
         transports: &TransportCache,
         options: Option<&CallOptions>,
-    ) -> Result<HttpService, Error> {
+    ) -> Result<EndpointService, Error> {
         let settings = if self.proxied {
             options.map(|o| o.transport().clone()).unwrap_or_default()
         } else {
             call_transport(endpoint, options)
         };
-        let transport = transports.service(&settings).map_err(Error::transport)?;
-        let inner = ServiceBuilder::new()
-            .map_response(|response: Response<CoalesceBody<Body>>| response.map(Body::from))
+        let transport = transports.transport(&settings).map_err(Error::transport)?;
+        let core: Core = ServiceBuilder::new()
+            .map_response(into_body as fn(_) -> _)
             .layer(self.coalesce.clone())
             .option_layer(self.retry.clone())
             .layer(TimeoutLayer::from_meta())
@@ -238,35 +256,30 @@ impl Stack {
         } else {
             &endpoint.definition().options().layers
         };
-        if self.middleware.is_empty() && own.is_empty() {
-            return Ok(self.outer(inner));
-        }
-        let mut service = HttpService::new(inner);
-        for layer in own.iter().rev() {
-            service = layer.apply(service);
-        }
-        for layer in self.middleware.iter().rev() {
-            service = layer.apply(service);
-        }
-        Ok(self.outer(service))
+        let middle = if self.middleware.is_empty() && own.is_empty() {
+            Either::Left(core)
+        } else {
+            let mut service = HttpService::new(core);
+            for layer in own.iter().rev() {
+                service = layer.apply(service);
+            }
+            for layer in self.middleware.iter().rev() {
+                service = layer.apply(service);
+            }
+            Either::Right(service)
+        };
+        Ok(ServiceBuilder::new()
+            .option_layer(self.cancel_previous.clone())
+            .option_layer(self.session.clone())
+            .option_layer(self.forward.clone())
+            .service(middle))
     }
+}
 
-    /// Cancel-previous, session and forward over `inner`, boxed once.
-    fn outer<S>(&self, inner: S) -> HttpService
-    where
-        S: Service<Request<Body>, Response = Response<Body>> + Clone + Send + Sync + 'static,
-        S::Error: Into<BoxError>,
-        S::Future: Send + 'static,
-    {
-        HttpService::new(
-            ServiceBuilder::new()
-                .option_layer(self.cancel_previous.clone())
-                .option_layer(self.session.clone())
-                .option_layer(self.forward.clone())
-                .map_err(Into::<BoxError>::into)
-                .service(inner),
-        )
-    }
+/// A response from the coalescing layer with courier's body: the inner body as it came, or the
+/// bytes of a shared answer.
+fn into_body(response: Response<CoalesceBody<Body>>) -> Response<Body> {
+    response.map(Body::from)
 }
 
 /// One untyped call, as [`Client`]'s `tower::Service` takes it.
@@ -341,14 +354,16 @@ impl Client {
     ) -> Result<HttpResponse<R>, Error> {
         let source = self.inner.api.options();
         let call_signal = options.and_then(CallOptions::signal_value);
-        let work = self.send::<R>(endpoint, variables, options);
+        // The call's future is pinned here once and borrowed by either way of awaiting it:
+        // moving it into `select!` would keep room for it twice in this future.
+        let mut work = pin!(self.send::<R>(endpoint, variables, options));
         let result = if call_signal.is_none() && source.signal.is_none() {
             work.await
         } else {
             tokio::select! {
                 biased;
                 () = cancelled(call_signal, source.signal.as_ref()) => Err(Error::cancelled()),
-                result = work => result,
+                result = &mut work => result,
             }
         };
         let result = result.map_err(|e| e.with_endpoint(endpoint.path()));
@@ -454,38 +469,49 @@ impl Client {
         Ok(request)
     }
 
-    /// Sends `request` down `endpoint`'s layer stack and transport.
+    /// Sends `request` down `endpoint`'s layer stack and transport; a proxy caller's cookie jar
+    /// adds its cookies first and keeps what the response sets.
     async fn dispatch(
         &self,
         endpoint: &ResolvedEndpoint,
-        request: Request<Body>,
+        mut request: Request<Body>,
         options: Option<&CallOptions>,
     ) -> Result<Response<Body>, Error> {
-        let service = match options
-            .filter(|o| o.transport().fetch.is_some() || o.transport().dispatcher.is_some())
-        {
-            Some(options) => {
-                self.inner
-                    .stack
-                    .service(endpoint, &self.inner.transports, Some(options))?
-            }
-            None => match self.inner.services.get(endpoint.path()) {
-                Some(service) => service.clone(),
-                None => self
-                    .inner
-                    .stack
-                    .service(endpoint, &self.inner.transports, None)?,
-            },
-        };
-        let Some(jar) = self.inner.proxy.as_ref().and_then(|r| r.jar.as_ref()) else {
-            return service.oneshot(request).await.map_err(Error::from_stack);
-        };
-        let mut request = request;
-        let uri = request.uri().clone();
-        jar.add_to(&uri, request.headers_mut());
+        let service = self.service_for(endpoint, options)?;
+        let jar = self
+            .inner
+            .proxy
+            .as_ref()
+            .and_then(|route| route.jar.as_ref())
+            .map(|jar| {
+                let uri = request.uri().clone();
+                jar.add_to(&uri, request.headers_mut());
+                (jar, uri)
+            });
         let response = service.oneshot(request).await.map_err(Error::from_stack)?;
-        jar.store_from(&uri, response.headers());
+        if let Some((jar, uri)) = jar {
+            jar.store_from(&uri, response.headers());
+        }
         Ok(response)
+    }
+
+    /// The stack a call of `endpoint` goes down: the endpoint's own, or one over the call's
+    /// transport when its options set `fetch` or `dispatcher`.
+    fn service_for(
+        &self,
+        endpoint: &ResolvedEndpoint,
+        options: Option<&CallOptions>,
+    ) -> Result<EndpointService, Error> {
+        let own_transport =
+            options.filter(|o| o.transport().fetch.is_some() || o.transport().dispatcher.is_some());
+        if own_transport.is_none() {
+            if let Some(service) = self.inner.services.get(endpoint.path()) {
+                return Ok(service.clone());
+            }
+        }
+        self.inner
+            .stack
+            .service(endpoint, &self.inner.transports, own_transport)
     }
 
     /// The facts of a call of `endpoint` that the layers read, the call's options applied.

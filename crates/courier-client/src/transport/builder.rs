@@ -1,17 +1,17 @@
 //! [`Transport`]: the builder of the default HTTP transport.
 
-use super::connect::{check_proxy, with_default_port, Resolver, TimeoutConnector};
-use super::error::{Missing, TransportError};
+use super::connect::{check_proxy, with_default_port, Connector, Resolver};
+use super::error::TransportError;
+use super::pooled::Pooled;
 use super::tls::{client_config, Roots, TlsSettings};
-use courier_core::{Body, BoxError, ClientIdentity, Dispatcher, HttpService};
-use http::{Request, Uri};
+use courier_core::{ClientIdentity, Dispatcher, HttpService};
+use http::Uri;
 use hyper_rustls::HttpsConnector;
 use hyper_util::client::legacy::connect::proxy::Tunnel;
-use hyper_util::client::legacy::connect::{Connect, HttpConnector};
+use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::client::legacy::Client;
 use hyper_util::rt::{TokioExecutor, TokioTimer};
 use std::fmt;
-use std::sync::Arc;
 use std::time::Duration;
 use tower::ServiceExt;
 
@@ -147,6 +147,11 @@ impl Transport {
     ///
     /// Response bodies stream: hyper's body is wrapped, not buffered.
     pub fn build(self) -> Result<HttpService, TransportError> {
+        self.build_pooled().map(HttpService::new)
+    }
+
+    /// [`build`](Self::build), as the concrete service the client's layers call directly.
+    pub(crate) fn build_pooled(self) -> Result<Pooled, TransportError> {
         if let Some(proxy) = &self.proxy {
             check_proxy(proxy)?;
         }
@@ -162,52 +167,24 @@ impl Transport {
         http.enforce_http(false);
         http.set_nodelay(true);
 
-        let mut client = Client::builder(TokioExecutor::new());
-        client
-            .pool_timer(TokioTimer::new())
-            .pool_idle_timeout(self.pool_idle_timeout)
-            .pool_max_idle_per_host(self.pool_max_idle_per_host)
-            .http2_only(self.http2_only);
-
-        Ok(match self.proxy {
-            None => {
-                let https = HttpsConnector::from((http, tls));
-                client_service(client.build(TimeoutConnector::new(https, self.connect_timeout)))
-            }
+        let connector = match self.proxy {
+            None => Connector::new(HttpsConnector::from((http, tls)), self.connect_timeout),
             Some(proxy) => {
                 // TLS runs inside the tunnel: the connector under `HttpsConnector` hands back the
                 // proxy connection once `CONNECT` succeeded.
                 let tunnel =
                     Tunnel::new(proxy, http).map_request(with_default_port as fn(Uri) -> Uri);
-                let https = HttpsConnector::from((tunnel, tls));
-                client_service(client.build(TimeoutConnector::new(https, self.connect_timeout)))
+                Connector::new(HttpsConnector::from((tunnel, tls)), self.connect_timeout)
             }
-        })
+        };
+        let client = Client::builder(TokioExecutor::new())
+            .pool_timer(TokioTimer::new())
+            .pool_idle_timeout(self.pool_idle_timeout)
+            .pool_max_idle_per_host(self.pool_max_idle_per_host)
+            .http2_only(self.http2_only)
+            .build(connector);
+        Ok(Pooled::new(client))
     }
-}
-
-/// The client as courier's boxed service: hyper's `Incoming` body wrapped (still streaming) in
-/// [`Body`], hyper-util's error boxed whole so its chain of causes stays intact.
-fn client_service<C>(client: Client<C, Body>) -> HttpService
-where
-    C: Connect + Clone + Send + Sync + 'static,
-{
-    // Behind an `Arc`: the service is cloned for every call, and hyper-util's client is several.
-    let client = Arc::new(client);
-    HttpService::new(tower::service_fn(move |request: Request<Body>| {
-        // Lazy: nothing runs until the future is polled.
-        let response = client.request(request);
-        async move {
-            // hyper-util spawns onto the current tokio runtime and would panic without one.
-            if tokio::runtime::Handle::try_current().is_err() {
-                return Err(Box::new(Missing("the transport needs a tokio runtime")) as BoxError);
-            }
-            match response.await {
-                Ok(response) => Ok(response.map(Body::new)),
-                Err(error) => Err(Box::new(error) as BoxError),
-            }
-        }
-    }))
 }
 
 impl fmt::Debug for Transport {

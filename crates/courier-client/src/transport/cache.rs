@@ -2,6 +2,7 @@
 
 use super::builder::Transport;
 use super::error::TransportError;
+use super::pooled::{erase, Pooled, TransportService};
 use courier_core::{ClientIdentity, Dispatcher, HttpService, TransportOptions};
 use http::Uri;
 use std::collections::hash_map::DefaultHasher;
@@ -55,14 +56,14 @@ pub struct TransportCache {
 
 struct Inner {
     base: Transport,
-    default: HttpService,
+    default: Pooled,
     capacity: usize,
     built: Mutex<Built>,
 }
 
 #[derive(Default)]
 struct Built {
-    buckets: HashMap<u64, Vec<(DispatcherKey, HttpService)>>,
+    buckets: HashMap<u64, Vec<(DispatcherKey, Pooled)>>,
     len: usize,
 }
 
@@ -75,7 +76,7 @@ impl TransportCache {
 
     /// Like [`new`](Self::new), keeping at most `capacity` dispatcher transports (at least one).
     pub fn with_capacity(base: Transport, capacity: usize) -> Result<Self, TransportError> {
-        let default = base.clone().build()?;
+        let default = base.clone().build_pooled()?;
         Ok(Self {
             inner: Arc::new(Inner {
                 base,
@@ -91,30 +92,49 @@ impl TransportCache {
     /// Fails only when a dispatcher's settings cannot be built (a bad PEM, a bad proxy URI); a
     /// failed build is not kept, so the same dispatcher fails the same way next time.
     pub fn service(&self, options: &TransportOptions) -> Result<HttpService, TransportError> {
+        self.transport(options).map(erase)
+    }
+
+    /// [`service`](Self::service), with the default transport's type kept, so the layers over
+    /// it poll its future in place.
+    pub(crate) fn transport(
+        &self,
+        options: &TransportOptions,
+    ) -> Result<TransportService, TransportError> {
         if let Some(fetch) = &options.fetch {
-            return Ok(fetch.service());
+            return Ok(TransportService::Right(fetch.service()));
         }
-        match &options.dispatcher {
-            Some(dispatcher) => self.for_dispatcher(dispatcher),
-            None => Ok(self.default_service()),
-        }
+        let pooled = match &options.dispatcher {
+            Some(dispatcher) => self.pooled_for(dispatcher)?,
+            None => self.inner.default.clone(),
+        };
+        Ok(TransportService::Left(pooled))
     }
 
     /// The default transport.
     pub fn default_service(&self) -> HttpService {
-        self.inner.default.clone()
+        HttpService::new(self.inner.default.clone())
     }
 
     /// The transport for a dispatcher, built on first use.
     pub fn for_dispatcher(&self, dispatcher: &Dispatcher) -> Result<HttpService, TransportError> {
+        self.pooled_for(dispatcher).map(HttpService::new)
+    }
+
+    fn pooled_for(&self, dispatcher: &Dispatcher) -> Result<Pooled, TransportError> {
         let hash = hash_dispatcher(dispatcher);
         // The lock is held while building so that each dispatcher's transport is built once even
         // when its first calls race; builds are rare and take no I/O except with native roots.
         let mut built = self.lock();
-        if let Some(service) = built.find(hash, dispatcher) {
-            return Ok(service);
+        if let Some(pooled) = built.find(hash, dispatcher) {
+            return Ok(pooled);
         }
-        let service = self.inner.base.clone().dispatcher(dispatcher).build()?;
+        let pooled = self
+            .inner
+            .base
+            .clone()
+            .dispatcher(dispatcher)
+            .build_pooled()?;
         if built.len >= self.inner.capacity {
             built.evict_one();
         }
@@ -122,9 +142,9 @@ impl TransportCache {
             .buckets
             .entry(hash)
             .or_default()
-            .push((DispatcherKey::of(dispatcher), service.clone()));
+            .push((DispatcherKey::of(dispatcher), pooled.clone()));
         built.len += 1;
-        Ok(service)
+        Ok(pooled)
     }
 
     /// How many dispatcher transports are kept now (the default transport not counted).
@@ -148,7 +168,7 @@ impl TransportCache {
 }
 
 impl Built {
-    fn find(&self, hash: u64, dispatcher: &Dispatcher) -> Option<HttpService> {
+    fn find(&self, hash: u64, dispatcher: &Dispatcher) -> Option<Pooled> {
         self.buckets
             .get(&hash)?
             .iter()

@@ -1,17 +1,22 @@
 //! The pieces of the connector that hyper-util does not provide as we want them: a resolver whose
-//! failures can be told apart, a timeout over the whole connect, and the proxy URI checks.
+//! failures can be told apart, one shared connector for direct and tunnelled connections with a
+//! timeout over the whole connect, and the proxy URI checks.
 
 use super::error::TransportError;
 use courier_core::BoxError;
 use http::uri::{Authority, Uri};
+use hyper_rustls::MaybeHttpsStream;
 use hyper_util::client::legacy::connect::dns::{GaiResolver, Name};
+use hyper_util::rt::TokioIo;
 use std::error::Error as StdError;
 use std::future::Future;
 use std::net::SocketAddr;
 use std::pin::Pin;
+use std::sync::Arc;
 use std::task::{Context, Poll};
 use std::time::Duration;
 use std::{fmt, io};
+use tokio::net::TcpStream;
 use tower::{Service, ServiceExt};
 
 type BoxFuture<T> = Pin<Box<dyn Future<Output = T> + Send>>;
@@ -115,43 +120,83 @@ impl fmt::Display for ConnectTimeout {
 
 impl StdError for ConnectTimeout {}
 
-/// Bounds a whole connect (the wrapped connector's future) by a timeout. hyper-util's own
-/// `set_connect_timeout` bounds only the TCP connect, split across the addresses tried; a TLS
-/// handshake or a proxy that never answers would still hang.
-#[derive(Clone, Debug)]
-pub(crate) struct TimeoutConnector<C> {
-    inner: C,
+/// What every connector of the default transport hands back: TCP, or TLS over TCP, possibly
+/// through a proxy's tunnel.
+pub(crate) type Stream = MaybeHttpsStream<TokioIo<TcpStream>>;
+
+/// The connector of the default transport: the TLS connector over TCP or over a proxy's tunnel,
+/// with the connect timeout over the whole connect, shared behind an `Arc`.
+///
+/// hyper-util's pooled client clones its connector for every request it sends, whether a pooled
+/// connection answers it or not, so a clone here is one reference count however much the
+/// connector holds (TLS settings, resolver, proxy). The direct and the tunnelled connector are
+/// one type, so the transport over either is one type too.
+///
+/// The timeout bounds the whole connect. hyper-util's own `set_connect_timeout` bounds only the
+/// TCP connect, split across the addresses tried; a TLS handshake or a proxy that never answers
+/// would still hang.
+#[derive(Clone)]
+pub(crate) struct Connector {
+    dial: Arc<dyn Dial>,
     timeout: Option<Duration>,
 }
 
-impl<C> TimeoutConnector<C> {
-    pub(crate) fn new(inner: C, timeout: Option<Duration>) -> Self {
-        Self { inner, timeout }
+/// A connector called through a shared reference, by cloning it first.
+trait Dial: Send + Sync {
+    fn dial(&self, dst: Uri) -> BoxFuture<Result<Stream, BoxError>>;
+}
+
+impl<C> Dial for C
+where
+    C: Service<Uri, Response = Stream> + Clone + Send + Sync + 'static,
+    C::Error: Into<BoxError>,
+    C::Future: Send + 'static,
+{
+    fn dial(&self, dst: Uri) -> BoxFuture<Result<Stream, BoxError>> {
+        let connector = self.clone();
+        Box::pin(async move { connector.oneshot(dst).await.map_err(Into::into) })
     }
 }
 
-impl<C> Service<Uri> for TimeoutConnector<C>
-where
-    C: Service<Uri>,
-    C::Error: Into<BoxError>,
-    C::Future: Send + 'static,
-    C::Response: Send + 'static,
-{
-    type Response = C::Response;
-    type Error = BoxError;
-    type Future = BoxFuture<Result<C::Response, BoxError>>;
+impl Connector {
+    pub(crate) fn new<C>(connector: C, timeout: Option<Duration>) -> Self
+    where
+        C: Service<Uri, Response = Stream> + Clone + Send + Sync + 'static,
+        C::Error: Into<BoxError>,
+        C::Future: Send + 'static,
+    {
+        Self {
+            dial: Arc::new(connector),
+            timeout,
+        }
+    }
+}
 
-    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), BoxError>> {
-        self.inner.poll_ready(cx).map_err(Into::into)
+impl fmt::Debug for Connector {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Connector")
+            .field("timeout", &self.timeout)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Service<Uri> for Connector {
+    type Response = Stream;
+    type Error = BoxError;
+    type Future = BoxFuture<Result<Stream, BoxError>>;
+
+    fn poll_ready(&mut self, _cx: &mut Context<'_>) -> Poll<Result<(), BoxError>> {
+        // Each connect readies its own clone of the connector.
+        Poll::Ready(Ok(()))
     }
 
     fn call(&mut self, dst: Uri) -> Self::Future {
-        let connecting = self.inner.call(dst);
+        let connecting = self.dial.dial(dst);
         match self.timeout {
-            None => Box::pin(async move { connecting.await.map_err(Into::into) }),
+            None => connecting,
             Some(timeout) => Box::pin(async move {
                 match tokio::time::timeout(timeout, connecting).await {
-                    Ok(result) => result.map_err(Into::into),
+                    Ok(result) => result,
                     Err(_elapsed) => Err(Box::new(ConnectTimeout { timeout }) as BoxError),
                 }
             }),

@@ -7,9 +7,11 @@ mod cache;
 mod classify;
 mod connect;
 mod error;
+mod pooled;
 mod tls;
 
 pub use builder::Transport;
 pub use cache::TransportCache;
 pub use classify::{classify, NetworkErrorKind};
 pub use error::TransportError;
+pub(crate) use pooled::TransportService;
