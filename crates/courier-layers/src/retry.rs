@@ -26,6 +26,13 @@
 //! [`BufferedBody::try_clone_body`]. A request whose body cannot be copied (a streamed body) is
 //! sent once, whatever the policy says.
 //!
+//! The copy is taken when the call is made, since the first attempt consumes the request, and
+//! only for a call that may be retried. It is kept light: the body is shared, not duplicated
+//! (a buffered body's bytes are reference-counted), and a request whose only extension is its
+//! `EndpointMeta`, as every request a courier client sends, keeps that one value rather than a
+//! copy of the whole extension map; the map is rebuilt only for an attempt that is actually
+//! sent again.
+//!
 //! # Which outcomes
 //!
 //! A response whose status is in the policy's [`statuses`](RetryPolicy::statuses), and an
@@ -60,10 +67,15 @@
 //!
 //! # Compared with tower's `Retry`
 //!
-//! This is [`tower::retry::Retry`] with a [`Policy`](tower::retry::Policy) that knows HTTP and
-//! courier's endpoints: it reads the policy from each request, decides by method and status,
-//! honours `Retry-After`, waits with backoff and jitter and keeps a budget. Like tower's, it
-//! needs a `Clone` inner service.
+//! [`tower::retry::Retry`] with a [`Policy`](tower::retry::Policy) could do the same, and this
+//! layer does what such a policy would: it reads the policy from each request, decides by method
+//! and status, honours `Retry-After`, waits with backoff and jitter and keeps tower's
+//! [`TpsBudget`]. It is its own service because tower's copies the request through the policy
+//! before every attempt, the first included, in full, and clones the whole service and policy
+//! into each call's future: this one keeps the lighter copy described above, and a call that
+//! cannot be retried (a write, a streamed body, a policy of one attempt) carries no copy and no
+//! second service at all. Like tower's, it needs a `Clone` inner service, and it waits for the
+//! inner service to be ready before each retry.
 //!
 //! # Example
 //!
@@ -105,13 +117,14 @@
 //! # }
 //! ```
 
+mod copy;
 mod policy;
 mod retry_after;
 #[cfg(test)]
 mod tests;
 
+use self::copy::Copy;
 use self::future::ResponseFuture;
-use self::policy::Attempts;
 use crate::BufferedBody;
 use courier_core::RetryPolicy;
 use http::{Request, Response};
@@ -177,12 +190,20 @@ impl<S> Layer<S> for RetryLayer {
 
     fn layer(&self, inner: S) -> Self::Service {
         Retry {
-            inner: tower::retry::Retry::new(
-                Attempts::new(self.default.clone(), self.budget.clone()),
-                inner,
-            ),
+            inner,
+            shared: Arc::new(Shared {
+                default: self.default.clone(),
+                budget: self.budget.clone(),
+            }),
         }
     }
+}
+
+/// What a service and its clones share: the default policy and the budget.
+#[derive(Debug)]
+pub(crate) struct Shared {
+    default: Arc<RetryPolicy>,
+    budget: Arc<TpsBudget>,
 }
 
 /// Retries failed reads and idempotent calls to the inner service.
@@ -190,7 +211,8 @@ impl<S> Layer<S> for RetryLayer {
 /// See the [module docs](self).
 #[derive(Clone, Debug)]
 pub struct Retry<S> {
-    inner: tower::retry::Retry<Attempts, S>,
+    inner: S,
+    shared: Arc<Shared>,
 }
 
 impl<S> Retry<S> {
@@ -207,17 +229,17 @@ impl<S> Retry<S> {
 
     /// The inner service.
     pub fn get_ref(&self) -> &S {
-        self.inner.get_ref()
+        &self.inner
     }
 
     /// The inner service, mutably.
     pub fn get_mut(&mut self) -> &mut S {
-        self.inner.get_mut()
+        &mut self.inner
     }
 
     /// Unwraps the inner service.
     pub fn into_inner(self) -> S {
-        self.inner.into_inner()
+        self.inner
     }
 }
 
@@ -236,22 +258,35 @@ where
     }
 
     fn call(&mut self, request: Request<ReqBody>) -> Self::Future {
-        ResponseFuture::new(self.inner.call(request))
+        // The copy is taken before the first attempt consumes the request; the clone of the
+        // inner service makes the later attempts, readied before each.
+        let again = Copy::of_retryable(&request, &self.shared.default)
+            .map(|copy| future::Again::new(copy, self.inner.clone(), self.shared.clone()));
+        ResponseFuture::new(self.inner.call(request), again)
     }
 }
 
 pub mod future {
     //! The future [`Retry`](super::Retry) returns.
 
-    use super::policy::Attempts;
+    use super::copy::Copy;
+    use super::policy::{backoff_delay, policy_for};
+    use super::retry_after::retry_after;
+    use super::Shared;
     use crate::BufferedBody;
+    use courier_core::EndpointMeta;
     use http::{Request, Response};
     use pin_project_lite::pin_project;
     use std::fmt;
     use std::future::Future;
     use std::marker::PhantomData;
     use std::pin::Pin;
-    use std::task::{Context, Poll};
+    use std::sync::Arc;
+    use std::task::{ready, Context, Poll};
+    use std::time::{Duration, SystemTime};
+    use tokio::time::Sleep;
+    use tower::retry::budget::Budget;
+    use tower::util::rng::{HasherRng, Rng};
     use tower::Service;
 
     pin_project! {
@@ -260,26 +295,142 @@ pub mod future {
         pub struct ResponseFuture<S, ReqBody, ResBody>
         where
             S: Service<Request<ReqBody>, Response = Response<ResBody>>,
-            S::Error: fmt::Display,
-            ReqBody: BufferedBody,
         {
             #[pin]
-            inner: tower::retry::future::ResponseFuture<Attempts, S, Request<ReqBody>>,
+            state: State<S::Future>,
+            // `None` for a call that cannot be retried: its first outcome is its last.
+            again: Option<Again<S, ReqBody>>,
             _body: PhantomData<fn() -> ResBody>,
+        }
+    }
+
+    pin_project! {
+        #[project = StateProj]
+        enum State<F> {
+            // An attempt in flight.
+            Calling {
+                #[pin]
+                future: F,
+            },
+            // Waiting out the delay before the next attempt (boxed: most calls never wait).
+            Waiting {
+                sleep: Pin<Box<Sleep>>,
+            },
+            // Waiting for the inner service to be ready for the next attempt.
+            Readying,
+        }
+    }
+
+    /// What a call that may be retried needs for its next attempts.
+    pub(super) struct Again<S, B> {
+        copy: Copy<B>,
+        service: S,
+        shared: Arc<Shared>,
+        /// Attempts that have finished.
+        attempts: u32,
+        /// The request of the next attempt, made when a retry is decided.
+        next: Option<Request<B>>,
+    }
+
+    impl<S, B: BufferedBody> Again<S, B> {
+        pub(super) fn new(copy: Copy<B>, service: S, shared: Arc<Shared>) -> Self {
+            Self {
+                copy,
+                service,
+                shared,
+                attempts: 0,
+                next: None,
+            }
+        }
+
+        /// Counts the attempt that ended with `result` and, when another one follows, makes
+        /// its request and says how long to wait before it; `None` when `result` is the call's
+        /// outcome.
+        fn retry<T, E: fmt::Display>(
+            &mut self,
+            result: &Result<Response<T>, E>,
+        ) -> Option<Duration> {
+            let delay = self.delay(result)?;
+            self.next = Some(self.copy.to_request()?);
+            Some(delay)
+        }
+
+        /// Counts the attempt that ended with `result`, and says how long to wait before the
+        /// next one; `None` when there is none.
+        fn delay<T, E: fmt::Display>(
+            &mut self,
+            result: &Result<Response<T>, E>,
+        ) -> Option<Duration> {
+            self.attempts += 1;
+            let attempt = self.attempts;
+            let meta = self.copy.meta();
+            let policy = policy_for(&self.shared.default, meta)?;
+            let endpoint = meta.map(EndpointMeta::path);
+            if attempt == 1 {
+                // Every call that may be retried pays into the budget once, whatever its
+                // outcome.
+                self.shared.budget.deposit();
+            }
+
+            let status = match result {
+                Ok(response) => response.status().as_u16(),
+                Err(_) => 0,
+            };
+            if !policy.statuses.contains(&status) || attempt >= policy.max_attempts {
+                return None;
+            }
+            if !self.shared.budget.withdraw() {
+                tracing::debug!(
+                    endpoint,
+                    attempt,
+                    status,
+                    "not retrying: the retry budget is spent"
+                );
+                return None;
+            }
+
+            let hinted = match result {
+                Ok(response) if policy.honor_retry_after => {
+                    retry_after(response.headers(), SystemTime::now())
+                }
+                _ => None,
+            };
+            let delay = match hinted {
+                Some(hinted) => hinted.min(Duration::from_millis(policy.backoff.max_ms)),
+                None => backoff_delay(&policy.backoff, attempt, HasherRng::new().next_f64()),
+            };
+            let delay_ms = delay.as_millis();
+            match result {
+                Ok(_) => tracing::debug!(
+                    endpoint,
+                    attempt,
+                    max_attempts = policy.max_attempts,
+                    status,
+                    retry_after = hinted.is_some(),
+                    delay_ms,
+                    "retrying"
+                ),
+                Err(error) => tracing::debug!(
+                    endpoint,
+                    attempt,
+                    max_attempts = policy.max_attempts,
+                    %error,
+                    delay_ms,
+                    "retrying"
+                ),
+            }
+            Some(delay)
         }
     }
 
     impl<S, ReqBody, ResBody> ResponseFuture<S, ReqBody, ResBody>
     where
         S: Service<Request<ReqBody>, Response = Response<ResBody>>,
-        S::Error: fmt::Display,
-        ReqBody: BufferedBody,
     {
-        pub(super) fn new(
-            inner: tower::retry::future::ResponseFuture<Attempts, S, Request<ReqBody>>,
-        ) -> Self {
+        pub(super) fn new(future: S::Future, again: Option<Again<S, ReqBody>>) -> Self {
             Self {
-                inner,
+                state: State::Calling { future },
+                again,
                 _body: PhantomData,
             }
         }
@@ -294,18 +445,55 @@ pub mod future {
         type Output = Result<Response<ResBody>, S::Error>;
 
         fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
-            self.project().inner.poll(cx)
+            let mut this = self.project();
+            loop {
+                // Only a call that may be retried gets past its first outcome.
+                match this.state.as_mut().project() {
+                    StateProj::Calling { future } => {
+                        let result = ready!(future.poll(cx));
+                        let delay = this.again.as_mut().and_then(|a| a.retry(&result));
+                        let Some(delay) = delay else {
+                            return Poll::Ready(result);
+                        };
+                        // The response is dropped unread: its connection is not reused.
+                        drop(result);
+                        let sleep = Box::pin(tokio::time::sleep(delay));
+                        this.state.set(State::Waiting { sleep });
+                    }
+                    StateProj::Waiting { sleep } => {
+                        ready!(sleep.as_mut().poll(cx));
+                        this.state.set(State::Readying);
+                    }
+                    StateProj::Readying => {
+                        let Some(again) = this.again.as_mut() else {
+                            unreachable!("a call that cannot be retried never waits to retry");
+                        };
+                        ready!(again.service.poll_ready(cx))?;
+                        let Some(request) = again.next.take() else {
+                            unreachable!("a retry is decided with its request made");
+                        };
+                        let future = again.service.call(request);
+                        this.state.set(State::Calling { future });
+                    }
+                }
+            }
         }
     }
 
     impl<S, ReqBody, ResBody> fmt::Debug for ResponseFuture<S, ReqBody, ResBody>
     where
         S: Service<Request<ReqBody>, Response = Response<ResBody>>,
-        S::Error: fmt::Display,
-        ReqBody: BufferedBody,
     {
         fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-            f.debug_struct("ResponseFuture").finish_non_exhaustive()
+            let state = match self.state {
+                State::Calling { .. } => "calling",
+                State::Waiting { .. } => "waiting",
+                State::Readying => "readying",
+            };
+            f.debug_struct("ResponseFuture")
+                .field("state", &state)
+                .field("attempts", &self.again.as_ref().map_or(0, |a| a.attempts))
+                .finish_non_exhaustive()
         }
     }
 }

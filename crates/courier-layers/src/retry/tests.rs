@@ -38,6 +38,7 @@ struct Seen {
     headers: HeaderMap,
     body: Bytes,
     endpoint: Option<String>,
+    timeout: Option<Duration>,
     marker: Option<Marker>,
 }
 
@@ -103,6 +104,10 @@ impl Service<Request<Body>> for Upstream {
                         .extensions
                         .get::<EndpointMeta>()
                         .map(|meta| meta.path().to_owned()),
+                    timeout: parts
+                        .extensions
+                        .get::<EndpointMeta>()
+                        .and_then(EndpointMeta::timeout_value),
                     marker: parts.extensions.get::<Marker>().cloned(),
                 });
                 seen.len()
@@ -593,4 +598,36 @@ async fn the_budget_is_shared_by_the_layers_services() {
     // ...which another service of the same layer spends, with the one its own call earns.
     second.oneshot(get()).await.unwrap();
     assert_eq!(upstream.calls(), 2 + 4);
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_request_with_only_its_meta_keeps_it_on_every_attempt() {
+    let upstream = Upstream::new([Outcome::Status(502), Outcome::Fail, Outcome::Status(200)]);
+    let meta = EndpointMeta::new("users.get", Kind::Query).timeout(Duration::from_secs(3));
+    let request = request(Method::GET, Some(meta));
+    assert_eq!(request.extensions().len(), 1);
+    let response = send(&RetryLayer::default(), &upstream, request).await;
+    assert_eq!(response.status(), 200);
+
+    let seen = upstream.seen();
+    assert_eq!(seen.len(), 3);
+    for attempt in &seen {
+        assert_eq!(attempt.endpoint.as_deref(), Some("users.get"));
+        assert_eq!(attempt.timeout, Some(Duration::from_secs(3)));
+        assert_eq!(attempt.marker, None);
+        assert_eq!(attempt.body, "payload");
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_call_that_cannot_be_retried_keeps_no_copy() {
+    // A POST without `writes`: the first outcome is the last, and the future carries nothing
+    // for a retry.
+    let layer = RetryLayer::default();
+    let upstream = Upstream::always(503);
+    let mut service = layer.layer(upstream.clone());
+    let future = service.call(request(Method::POST, None));
+    assert!(format!("{future:?}").contains("attempts: 0"));
+    assert_eq!(future.await.unwrap().status(), 503);
+    assert_eq!(upstream.calls(), 1);
 }

@@ -1,0 +1,83 @@
+//! The copy of a request that [`Retry`](super::Retry) sends again.
+
+use super::policy::{may_retry, policy_for};
+use crate::BufferedBody;
+use courier_core::{EndpointMeta, RetryPolicy};
+use http::{Extensions, HeaderMap, Method, Request, Uri, Version};
+
+/// Everything of a request but its body's consumption: what each later attempt is made from.
+pub(super) struct Copy<B> {
+    method: Method,
+    uri: Uri,
+    version: Version,
+    headers: HeaderMap,
+    extensions: Extras,
+    body: B,
+}
+
+/// A request's extensions, as kept for later attempts.
+enum Extras {
+    /// The request's only extension is its `EndpointMeta`, as on every request a courier client
+    /// sends: that value is kept, and the map rebuilt only for an attempt actually sent again.
+    Meta(EndpointMeta),
+    /// Any other set of extensions, copied whole.
+    All(Extensions),
+}
+
+impl<B: BufferedBody> Copy<B> {
+    /// The copy of `request`, when it may be retried: its policy (the meta's, else `default`)
+    /// allows more than one attempt, its method or meta allows sending it twice, and its body
+    /// can be copied.
+    pub(super) fn of_retryable(request: &Request<B>, default: &RetryPolicy) -> Option<Self> {
+        let meta = request.extensions().get::<EndpointMeta>();
+        let policy = policy_for(default, meta)?;
+        if policy.max_attempts <= 1 || !may_retry(request.method(), meta, policy) {
+            return None;
+        }
+        let Some(body) = request.body().try_clone_body() else {
+            tracing::trace!(
+                endpoint = meta.map(EndpointMeta::path),
+                "not retryable: the request body is streamed"
+            );
+            return None;
+        };
+        let extensions = request.extensions();
+        let extensions = match meta {
+            Some(meta) if extensions.len() == 1 => Extras::Meta(meta.clone()),
+            _ => Extras::All(extensions.clone()),
+        };
+        Some(Self {
+            method: request.method().clone(),
+            uri: request.uri().clone(),
+            version: request.version(),
+            headers: request.headers().clone(),
+            extensions,
+            body,
+        })
+    }
+
+    /// The request's meta, which picks the retry policy.
+    pub(super) fn meta(&self) -> Option<&EndpointMeta> {
+        match &self.extensions {
+            Extras::Meta(meta) => Some(meta),
+            Extras::All(extensions) => extensions.get::<EndpointMeta>(),
+        }
+    }
+
+    /// A request equal to the one copied, its body unread; `None` if the body cannot be copied
+    /// again.
+    pub(super) fn to_request(&self) -> Option<Request<B>> {
+        let mut request = Request::new(self.body.try_clone_body()?);
+        *request.method_mut() = self.method.clone();
+        *request.uri_mut() = self.uri.clone();
+        *request.version_mut() = self.version;
+        *request.headers_mut() = self.headers.clone();
+        match &self.extensions {
+            Extras::Meta(meta) => {
+                request.extensions_mut().insert(meta.clone());
+            }
+            Extras::All(extensions) => *request.extensions_mut() = extensions.clone(),
+        }
+        Some(request)
+    }
+}
