@@ -149,13 +149,42 @@ pub struct Encoded {
 
 /// Encodes one call by the rules in the [module docs](self).
 pub fn encode(input: EncodeInput<'_>) -> Result<Encoded, EncodeError> {
+    encode_under(input, None)
+}
+
+/// [`encode`], with the path joined under `base_path` (a base URL's path) as
+/// [`join_path`] joins them: written into the one string the request's URI keeps.
+pub(crate) fn encode_under(
+    input: EncodeInput<'_>,
+    base_path: Option<&str>,
+) -> Result<Encoded, EncodeError> {
     let has_body = method_has_body(input.method);
     if !has_body && matches!(input.variables, Variables::Form(_)) {
         return Err(EncodeError::FormWithoutBody {
             method: input.method.clone(),
         });
     }
-    let (path, rest) = resolve::render_path(input.path, input.path_options, input.variables)?;
+    let base = base_path.unwrap_or_default();
+    // Room for the base, the template, and parameter values a little longer than their names.
+    let mut path_and_query = String::with_capacity(base.len() + input.path.as_str().len() + 16);
+    let (joint, start) = match base_path {
+        Some(base) => {
+            path_and_query.push_str(base.trim_end_matches('/'));
+            let joint = path_and_query.len();
+            path_and_query.push('/');
+            (joint, path_and_query.len())
+        }
+        None => (0, 0),
+    };
+    let rest = resolve::render_path(
+        &mut path_and_query,
+        input.path,
+        input.path_options,
+        input.variables,
+    )?;
+    if let Some(base) = base_path {
+        join_under(&mut path_and_query, base, joint, start);
+    }
 
     let (query, body) = match rest {
         Rest::Map(vars) if !has_body => (merge(input.default_query, vars), EncodedBody::Empty),
@@ -176,20 +205,30 @@ pub fn encode(input: EncodeInput<'_>) -> Result<Encoded, EncodeError> {
         ),
     };
 
-    let query = if query.is_empty() {
-        String::new()
-    } else {
-        input.search_params.stringify(&query)
-    };
-    let path_and_query = if query.is_empty() {
-        path
-    } else {
-        format!("{path}?{query}")
-    };
+    if !query.is_empty() {
+        let query = input.search_params.stringify(&query);
+        if !query.is_empty() {
+            path_and_query.push('?');
+            path_and_query.push_str(&query);
+        }
+    }
     Ok(Encoded {
         path_and_query,
         body,
     })
+}
+
+/// Joins a path rendered at `out[start..]` under the base path written before it, as
+/// [`join_path`] does: the base's trailing slashes (cut at `joint`) and the path's leading ones
+/// become one slash, and an empty path leaves the base's path whole.
+fn join_under(out: &mut String, base: &str, joint: usize, start: usize) {
+    if out.len() == start {
+        out.truncate(joint);
+        out.push_str(&base[joint..]);
+        return;
+    }
+    let leading = out[start..].bytes().take_while(|&b| b == b'/').count();
+    out.drain(start..start + leading);
 }
 
 /// Whether `method` carries its variables in a body: POST, PUT, PATCH and QUERY do; GET,

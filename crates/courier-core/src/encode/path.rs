@@ -121,18 +121,47 @@ impl PathTemplate {
         values: &dyn Fn(&str) -> Option<&'v Value>,
     ) -> Result<String, EncodeError> {
         let mut out = String::with_capacity(self.template.len());
+        self.render_into(&mut out, values)?;
+        Ok(out)
+    }
+
+    /// [`render`](Self::render), appending to `out`.
+    pub(super) fn render_into<'v>(
+        &self,
+        out: &mut String,
+        values: &dyn Fn(&str) -> Option<&'v Value>,
+    ) -> Result<(), EncodeError> {
         for token in &self.tokens {
             match token {
                 Token::Literal(text) => out.push_str(text),
                 Token::Param(name) => {
                     let value = values(name)
                         .ok_or_else(|| EncodeError::MissingPathParam { name: name.clone() })?;
-                    out.extend(encode_component(&segment_text(name, value)?));
+                    push_segment(out, name, value)?;
                 }
             }
         }
-        Ok(out)
+        Ok(())
     }
+}
+
+/// Appends the percent-encoded text of `value` as a path segment. An integer is written
+/// straight into `out`: its digits and sign need no encoding and are never a dot segment.
+fn push_segment(out: &mut String, name: &str, value: &Value) -> Result<(), EncodeError> {
+    use std::fmt::Write;
+    if let Value::Number(number) = value {
+        // Writing to a `String` cannot fail.
+        if let Some(n) = number.as_u64() {
+            let _ = write!(out, "{n}");
+            return Ok(());
+        }
+        if let Some(n) = number.as_i64() {
+            let _ = write!(out, "{n}");
+            return Ok(());
+        }
+    }
+    out.extend(encode_component(&segment_text(name, value)?));
+    Ok(())
 }
 
 impl std::fmt::Display for PathTemplate {

@@ -13,23 +13,26 @@ pub(super) enum Rest {
     Form(Form),
 }
 
-/// Renders `template` and returns what is left of `variables`.
+/// Renders `template` onto `out` and returns what is left of `variables`.
 ///
 /// Each parameter takes its value from `path_options` first, then from the variables. Variables
 /// named like a `path_options` key are dropped outright, so a caller can neither replace nor
 /// smuggle a server-set value; variables used by the path are consumed.
 pub(super) fn render_path(
+    out: &mut String,
     template: &PathTemplate,
     path_options: &Map<String, Value>,
     variables: Variables,
-) -> Result<(String, Rest), EncodeError> {
+) -> Result<Rest, EncodeError> {
     match variables {
         Variables::None | Variables::Json(Value::Null) => {
-            let path = template.render(&|name| path_options.get(name))?;
-            Ok((path, Rest::Map(Map::new())))
+            template.render_into(out, &|name| path_options.get(name))?;
+            Ok(Rest::Map(Map::new()))
         }
         Variables::Json(Value::Object(map)) => {
-            let path = template.render(&|name| path_options.get(name).or_else(|| map.get(name)))?;
+            template.render_into(out, &|name| {
+                path_options.get(name).or_else(|| map.get(name))
+            })?;
             let spent = |name: &str| path_options.contains_key(name) || template.has_param(name);
             // Rebuilt rather than `remove`d from: with serde_json's `preserve_order`, `remove`
             // swaps the last key into the hole and would reorder the search parameters.
@@ -38,15 +41,15 @@ pub(super) fn render_path(
             } else {
                 map
             };
-            Ok((path, Rest::Map(rest)))
+            Ok(Rest::Map(rest))
         }
         // A scalar fills the one parameter there is: `UserId(7)` for `/users/:id`. A path
         // option of that name wins, and the scalar is dropped like any shadowed variable.
         Variables::Json(scalar @ (Value::String(_) | Value::Number(_) | Value::Bool(_)))
             if template.distinct_len() == 1 =>
         {
-            let path = template.render(&|name| path_options.get(name).or(Some(&scalar)))?;
-            Ok((path, Rest::Map(Map::new())))
+            template.render_into(out, &|name| path_options.get(name).or(Some(&scalar)))?;
+            Ok(Rest::Map(Map::new()))
         }
         Variables::Json(other) => Err(EncodeError::VariablesNotObject {
             found: kind(&other),
@@ -69,9 +72,10 @@ pub(super) fn render_path(
             form.retain(|name, part| {
                 !(matches!(part, super::Part::Text(_)) && taken.contains_key(name))
             });
-            let path =
-                template.render(&|name| path_options.get(name).or_else(|| taken.get(name)))?;
-            Ok((path, Rest::Form(form)))
+            template.render_into(out, &|name| {
+                path_options.get(name).or_else(|| taken.get(name))
+            })?;
+            Ok(Rest::Form(form))
         }
     }
 }

@@ -118,19 +118,22 @@ pub fn build_request(
                 endpoint: endpoint.path().to_owned(),
             })?,
     };
-    let encoded = encode::encode(EncodeInput {
-        method: &target.method,
-        path: template,
-        path_options: path_values,
-        variables: target.variables,
-        default_query: Some(&options.default_query_params),
-        default_body: Some(&options.default_body),
-        body_serializer: options.body_serializer.as_deref(),
-        search_params: &*options.search_params_serializer,
-    })?;
+    let encoded = encode::encode_under(
+        EncodeInput {
+            method: &target.method,
+            path: template,
+            path_options: path_values,
+            variables: target.variables,
+            default_query: Some(&options.default_query_params),
+            default_body: Some(&options.default_body),
+            body_serializer: options.body_serializer.as_deref(),
+            search_params: &*options.search_params_serializer,
+        },
+        options.base_url.as_ref().map(Uri::path),
+    )?;
 
     let uri = match &options.base_url {
-        Some(base) => absolute(base, &encoded.path_and_query)?,
+        Some(base) => absolute(base, encoded.path_and_query)?,
         None => {
             let path = if encoded.path_and_query.is_empty() {
                 "/"
@@ -168,27 +171,9 @@ fn overlay(base: &mut HeaderMap, top: &HeaderMap) {
     }
 }
 
-/// `base` with the base path and `path_and_query` joined as [`join_path`] joins them, written
-/// once into the string the URI keeps.
-fn absolute(base: &Uri, path_and_query: &str) -> Result<Uri, RequestError> {
-    let (path, query) = match path_and_query.split_once('?') {
-        Some((path, query)) => (path, Some(query)),
-        None => (path_and_query, None),
-    };
-    let mut out = String::with_capacity(base.path().len() + path_and_query.len() + 2);
-    if path.is_empty() {
-        // `join_path` keeps the last non-empty piece whole: here the base's path.
-        out.push_str(base.path());
-    } else {
-        out.push_str(base.path().trim_end_matches('/'));
-        out.push('/');
-        out.push_str(path.trim_start_matches('/'));
-    }
-    if let Some(query) = query {
-        out.push('?');
-        out.push_str(query);
-    }
-    let path_and_query = PathAndQuery::from_maybe_shared(Bytes::from(out))
+/// `base`'s scheme and authority with `path_and_query`, which already holds the base's path.
+fn absolute(base: &Uri, path_and_query: String) -> Result<Uri, RequestError> {
+    let path_and_query = PathAndQuery::from_maybe_shared(Bytes::from(path_and_query))
         .map_err(|e| RequestError::Uri(e.into()))?;
     let mut parts = Parts::default();
     parts.scheme = base.scheme().cloned();

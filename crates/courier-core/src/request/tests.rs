@@ -285,7 +285,7 @@ fn without_a_base_url_the_uri_is_the_path() {
 }
 
 #[test]
-fn absolute_joins_like_join_path() {
+fn the_path_joins_under_the_base_path_like_join_path() {
     let bases = [
         "http://h",
         "http://h/",
@@ -294,41 +294,44 @@ fn absolute_joins_like_join_path() {
         "http://h/v1//",
         "http://h/a/b",
     ];
-    let paths = [
-        "",
-        "/",
-        "/users",
-        "/users/",
-        "users/7",
-        "/users/7?x=1&y=2",
-        "?q=1",
-        "/?q=1",
-    ];
+    let paths = ["", "/", "/users", "/users/", "users/7", "//users"];
+    let mut query = Map::new();
+    query.insert("q".into(), json!(1));
     for base in bases {
         let uri: Uri = base.parse().unwrap();
         for path in paths {
-            let (p, q) = match path.split_once('?') {
-                Some((p, q)) => (p, Some(q)),
-                None => (path, None),
-            };
-            let joined = join_path(&[uri.path(), p]);
-            let joined = if joined.is_empty() {
-                "/".to_owned()
-            } else {
-                joined
-            };
-            let expected = match q {
-                Some(q) => format!("{joined}?{q}"),
-                None => joined,
-            };
-            let got = absolute(&uri, path).unwrap();
-            assert_eq!(
-                got.path_and_query().unwrap().as_str(),
-                expected,
-                "{base} + {path}"
-            );
-            assert_eq!(got.authority(), uri.authority());
-            assert_eq!(got.scheme(), uri.scheme());
+            for default_query in [None, Some(&query)] {
+                let template = PathTemplate::parse(path).unwrap();
+                let encoded = encode::encode_under(
+                    EncodeInput {
+                        method: &Method::GET,
+                        path: &template,
+                        path_options: &Map::new(),
+                        variables: Variables::None,
+                        default_query,
+                        default_body: None,
+                        body_serializer: None,
+                        search_params: &encode::DefaultSearchParams,
+                    },
+                    Some(uri.path()),
+                )
+                .unwrap();
+                let joined = join_path(&[uri.path(), path]);
+                let joined = if joined.is_empty() {
+                    "/".to_owned()
+                } else {
+                    joined
+                };
+                let expected = match default_query {
+                    Some(_) => format!("{joined}?q=1"),
+                    None => joined,
+                };
+                assert_eq!(encoded.path_and_query, expected, "{base} + {path}");
+                let got = absolute(&uri, encoded.path_and_query).unwrap();
+                assert_eq!(got.path_and_query().unwrap().as_str(), expected);
+                assert_eq!(got.authority(), uri.authority());
+                assert_eq!(got.scheme(), uri.scheme());
+            }
         }
     }
 }

@@ -259,3 +259,35 @@ proptest! {
         let _ = PathTemplate::parse(&template);
     }
 }
+
+#[test]
+fn numbers_are_written_as_their_json_text() {
+    for number in [
+        json!(0),
+        json!(7),
+        json!(u64::MAX),
+        json!(-42),
+        json!(i64::MIN),
+        json!(1.5),
+        json!(-0.25),
+        json!(1e300),
+    ] {
+        let expected = percent_encoding::utf8_percent_encode(
+            &number.to_string(),
+            super::super::text::COMPONENT,
+        )
+        .to_string();
+        assert_eq!(
+            render("/n/:n", json!({ "n": number })).unwrap(),
+            format!("/n/{expected}"),
+            "{number}"
+        );
+    }
+}
+
+proptest! {
+    #[test]
+    fn integers_render_as_their_json_text(n in any::<i64>(), u in any::<u64>()) {
+        prop_assert_eq!(render("/:a/:b", json!({ "a": n, "b": u })).unwrap(), format!("/{n}/{u}"));
+    }
+}
