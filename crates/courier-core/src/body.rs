@@ -14,6 +14,8 @@ pub type BoxError = Box<dyn std::error::Error + Send + Sync>;
 /// Any [`http_body::Body`] with `Bytes` data and an error convertible to [`BoxError`] becomes one
 /// with [`Body::new`]; a buffered body comes from `Bytes`, `Vec<u8>`, `String` or `&'static str`,
 /// is held without boxing, and can be copied for another attempt with [`Body::try_clone`].
+/// hyper's [`Incoming`](hyper::body::Incoming), what every response of the default transport
+/// carries, is held without boxing too (`Body::from(incoming)`).
 #[derive(Debug)]
 pub struct Body(Inner);
 
@@ -21,6 +23,8 @@ pub struct Body(Inner);
 enum Inner {
     /// Buffered bytes, `None` once yielded.
     Full(Option<Bytes>),
+    /// A body hyper received.
+    Incoming(hyper::body::Incoming),
     Boxed(BoxBody<Bytes, BoxError>),
 }
 
@@ -52,7 +56,7 @@ impl Body {
     pub fn try_clone(&self) -> Option<Self> {
         match &self.0 {
             Inner::Full(bytes) => Some(Self(Inner::Full(bytes.clone()))),
-            Inner::Boxed(_) => None,
+            Inner::Incoming(_) | Inner::Boxed(_) => None,
         }
     }
 
@@ -61,7 +65,7 @@ impl Body {
         match &self.0 {
             Inner::Full(Some(bytes)) => Some(bytes),
             Inner::Full(None) => Some(&[]),
-            Inner::Boxed(_) => None,
+            Inner::Incoming(_) | Inner::Boxed(_) => None,
         }
     }
 }
@@ -79,6 +83,13 @@ impl From<Bytes> for Body {
         } else {
             Self(Inner::Full(Some(bytes)))
         }
+    }
+}
+
+impl From<hyper::body::Incoming> for Body {
+    /// hyper's received body, held as it is (not boxed); its errors are boxed as they occur.
+    fn from(body: hyper::body::Incoming) -> Self {
+        Self(Inner::Incoming(body))
     }
 }
 
@@ -110,6 +121,9 @@ impl http_body::Body for Body {
     ) -> Poll<Option<Result<Frame<Bytes>, BoxError>>> {
         match &mut self.0 {
             Inner::Full(bytes) => Poll::Ready(bytes.take().map(|b| Ok(Frame::data(b)))),
+            Inner::Incoming(body) => Pin::new(body)
+                .poll_frame(cx)
+                .map_err(|error| Box::new(error) as BoxError),
             Inner::Boxed(body) => Pin::new(body).poll_frame(cx),
         }
     }
@@ -117,6 +131,7 @@ impl http_body::Body for Body {
     fn is_end_stream(&self) -> bool {
         match &self.0 {
             Inner::Full(bytes) => bytes.is_none(),
+            Inner::Incoming(body) => body.is_end_stream(),
             Inner::Boxed(body) => body.is_end_stream(),
         }
     }
@@ -126,6 +141,7 @@ impl http_body::Body for Body {
             Inner::Full(bytes) => {
                 SizeHint::with_exact(bytes.as_ref().map_or(0, |b| b.len() as u64))
             }
+            Inner::Incoming(body) => body.size_hint(),
             Inner::Boxed(body) => body.size_hint(),
         }
     }

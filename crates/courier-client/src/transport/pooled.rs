@@ -85,7 +85,7 @@ impl Future for PooledFuture {
             ))));
         };
         Pin::new(response).poll(cx).map(|result| match result {
-            Ok(response) => Ok(response.map(Body::new)),
+            Ok(response) => Ok(response.map(Body::from)),
             Err(error) => Err(Box::new(error) as BoxError),
         })
     }
