@@ -22,9 +22,11 @@
 //!   `content-type`, `-length` and `-encoding` are the proxy's own. The upstream's status and
 //!   body come back as they are, the body streamed. The proxy's own refusals are JSON
 //!   `{"error": {"code", "message"}}`: 404 `ENDPOINT_NOT_IN_ROUTES`, 405 `METHOD_NOT_ALLOWED`,
-//!   400 `BAD_REQUEST`, 413 `PAYLOAD_TOO_LARGE`, 415 `UNSUPPORTED_MEDIA_TYPE`, 502
+//!   400 `BAD_REQUEST` (also for a missing or malformed `_s`, `_g` or `_m`: an empty `_s`, an
+//!   empty name in `_g`, a dot in `_m`), 413 `PAYLOAD_TOO_LARGE`, 415 `UNSUPPORTED_MEDIA_TYPE`, 502
 //!   `UPSTREAM_UNREACHABLE`, 504 `UPSTREAM_TIMEOUT`, and the session's 403s.
-//! - **Streams**: the handler's events as `text/event-stream`, each `data` compact JSON, with
+//! - **Streams**: opened with GET (another verb is refused 405, in JSON like every refusal);
+//!   the handler's events as `text/event-stream`, each `data` compact JSON, with
 //!   `id`, `event` and `retry` when set; `Last-Event-ID` reaches the handler
 //!   ([`StreamRequest::last_event_id`](courier_core::StreamRequest)); `: keep-alive` comments
 //!   while idle ([`Proxy::keep_alive`]); a handler error sends `event: error` with
@@ -87,7 +89,7 @@ use axum::extract::{Query, State};
 use axum::http::StatusCode;
 use axum::response::sse::{Event as SseEvent, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
-use axum::routing::{any, get};
+use axum::routing::any;
 use axum::{Json, Router};
 use courier_core::live::{JoinOptions, Outbound};
 use courier_core::{
@@ -229,9 +231,9 @@ impl Proxy {
         let sse_path = self.sse_path.clone();
         let mut router = Router::new()
             .route(&http_path, any(call::serve_call))
-            .route(&sse_path, get(serve_stream));
+            .route(&sse_path, any(serve_stream));
         if let Some(ws_path) = self.ws_path.clone() {
-            router = router.route(&ws_path, get(serve_channel));
+            router = router.route(&ws_path, any(serve_channel));
         }
         Ok(router.with_state(Arc::new(self)))
     }
@@ -305,6 +307,18 @@ impl IntoResponse for Refusal {
     }
 }
 
+/// Streams and channels open with a GET; anything else is refused as the `http` path refuses a
+/// verb it does not take (405, in JSON).
+fn only_get<B>(request: &axum::http::Request<B>, what: &str) -> Result<(), Refusal> {
+    if request.method() == axum::http::Method::GET {
+        return Ok(());
+    }
+    Err(Refusal::method(format!(
+        "{what} opens with GET, not {}",
+        request.method()
+    )))
+}
+
 /// The source a query names (`address` has checked there is one).
 pub(crate) fn source_of(query: &HashMap<String, String>) -> &str {
     query.get("_s").map_or("", String::as_str)
@@ -321,8 +335,23 @@ pub(crate) fn address(
             .ok_or_else(|| Refusal::bad_request(format!("the `{name}` parameter is missing")))
     };
     let source = param("_s")?;
-    let group = query.get("_g").map_or("", String::as_str);
+    let group = param("_g")?;
     let name = param("_m")?;
+    if source.is_empty() {
+        return Err(Refusal::bad_request("`_s` is empty".to_owned()));
+    }
+    // A group path is names joined with dots, and an endpoint's name holds no dot: anything
+    // else could never name an endpoint, and is the caller's mistake rather than a route.
+    if group.split('.').any(str::is_empty) {
+        return Err(Refusal::bad_request(format!(
+            "`_g` is a group path (names joined with dots), not `{group}`"
+        )));
+    }
+    if name.is_empty() || name.contains('.') {
+        return Err(Refusal::bad_request(format!(
+            "`_m` is an endpoint's name (no dots), not `{name}`"
+        )));
+    }
     let variables = match query.get("_v") {
         None => Value::Null,
         Some(text) => serde_json::from_str(text)
@@ -332,11 +361,7 @@ pub(crate) fn address(
         .sources
         .get(source)
         .ok_or_else(|| Refusal::not_found(format!("there is no source `{source}`")))?;
-    let path = if group.is_empty() {
-        name.clone()
-    } else {
-        format!("{group}.{name}")
-    };
+    let path = format!("{group}.{name}");
     let endpoint = api
         .endpoint_in(group, name)
         .filter(|e| e.is_exposed())
@@ -349,6 +374,7 @@ async fn serve_stream(
     Query(query): Query<HashMap<String, String>>,
     request: axum::http::Request<axum::body::Body>,
 ) -> Result<Response, Refusal> {
+    only_get(&request, "a stream")?;
     let (api, endpoint, variables) = address(&live, &query)?;
     let (parts, _) = request.into_parts();
     let headers = parts.headers.clone();
@@ -454,6 +480,7 @@ async fn serve_channel(
     request: axum::http::Request<axum::body::Body>,
 ) -> Result<Response, Refusal> {
     use axum::extract::FromRequestParts;
+    only_get(&request, "a channel's handshake")?;
     let (api, endpoint, variables) = address(&live, &query)?;
     let (mut parts, _) = request.into_parts();
     let upgrade = WebSocketUpgrade::from_request_parts(&mut parts, &())

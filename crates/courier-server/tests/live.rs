@@ -259,6 +259,8 @@ async fn refusals_are_json_with_a_code() {
             "BAD_REQUEST",
         ),
         ("_g=live&_m=ticks".to_owned(), "400", "BAD_REQUEST"),
+        ("_s=demo&_m=ticks".to_owned(), "400", "BAD_REQUEST"),
+        ("_s=demo&_g=live.&_m=ticks".to_owned(), "400", "BAD_REQUEST"),
     ];
     for (q, status, code) in cases {
         let whole = raw_get(served.addr, &format!("/api/sse?{q}"), "", "}}").await;

@@ -158,6 +158,7 @@ async fn proxy(upstream: SocketAddr) -> SocketAddr {
                 .unwrap()
         })
         .body_limit(256)
+        .ws_path("/api/ws")
         .into_router()
         .unwrap();
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
@@ -414,6 +415,65 @@ async fn refusals_are_json_with_a_status_and_a_code() {
         (
             "GET",
             "/api/request?_g=users&_m=get".into(),
+            &[],
+            "",
+            400,
+            "BAD_REQUEST",
+        ),
+        // A malformed `_g` or `_m` is the caller's mistake, not a route: 400.
+        (
+            "GET",
+            "/api/request?_s=demo&_m=get".into(),
+            &[],
+            "",
+            400,
+            "BAD_REQUEST",
+        ),
+        (
+            "GET",
+            "/api/request?_s=demo&_g=users..x&_m=get".into(),
+            &[],
+            "",
+            400,
+            "BAD_REQUEST",
+        ),
+        (
+            "GET",
+            "/api/request?_s=demo&_g=users&_m=get.x".into(),
+            &[],
+            "",
+            400,
+            "BAD_REQUEST",
+        ),
+        (
+            "GET",
+            "/api/request?_s=&_g=users&_m=get".into(),
+            &[],
+            "",
+            400,
+            "BAD_REQUEST",
+        ),
+        // Streams and channels open with GET; another verb is refused in JSON too.
+        (
+            "POST",
+            "/api/sse?_s=demo&_g=live&_m=feed".into(),
+            &json_type,
+            "{}",
+            405,
+            "METHOD_NOT_ALLOWED",
+        ),
+        (
+            "POST",
+            "/api/ws?_s=demo&_g=live&_m=feed".into(),
+            &[],
+            "",
+            405,
+            "METHOD_NOT_ALLOWED",
+        ),
+        // A plain GET at the `ws` path is not a handshake.
+        (
+            "GET",
+            "/api/ws?_s=demo&_g=live&_m=feed".into(),
             &[],
             "",
             400,
