@@ -52,6 +52,9 @@ struct Inner {
     /// Headers calls made while serving add to the served response (the session's
     /// `set-cookie` pass-back); the server's context layer takes them when the handler is done.
     response_headers: Mutex<HeaderMap>,
+    /// Headers a proxy relayed from this request as the call's own (see
+    /// [`ServedRequest::relaying`]).
+    relayed: Vec<HeaderName>,
 }
 
 impl ServedRequest {
@@ -62,8 +65,56 @@ impl ServedRequest {
                 parts,
                 peer,
                 response_headers: Mutex::new(HeaderMap::new()),
+                relayed: Vec::new(),
             }),
         }
+    }
+
+    /// Marks `names` as relayed: a proxy sent this request's copies of them (its allow-listed
+    /// headers) as the call's own headers. By the specification's rule a header that the
+    /// source, a middleware or the endpoint sets is always sent and the browser's copy is
+    /// dropped, so a layer that keeps a header it finds already set (such as
+    /// `courier_layers::auth::AuthLayer`) replaces a relayed one instead: see
+    /// [`ServedRequest::is_relayed`].
+    ///
+    /// ```
+    /// use courier_core::context::ServedRequest;
+    /// use http::header::AUTHORIZATION;
+    ///
+    /// let (parts, ()) = http::Request::get("/api/request").body(()).unwrap().into_parts();
+    /// let served = ServedRequest::new(parts, None).relaying([AUTHORIZATION]);
+    /// let call = http::Request::get("/users/7").extension(served).body(()).unwrap();
+    /// assert!(ServedRequest::is_relayed(&call, &AUTHORIZATION));
+    /// ```
+    #[must_use]
+    pub fn relaying<I>(self, names: I) -> Self
+    where
+        I: IntoIterator<Item = HeaderName>,
+    {
+        let mut relayed = self.inner.relayed.clone();
+        for name in names {
+            if !relayed.contains(&name) {
+                relayed.push(name);
+            }
+        }
+        Self {
+            inner: Arc::new(Inner {
+                parts: self.inner.parts.clone(),
+                peer: self.inner.peer,
+                response_headers: Mutex::new(self.take_response_headers()),
+                relayed,
+            }),
+        }
+    }
+
+    /// Whether `request`'s `name` header was relayed by a proxy from the request it serves
+    /// ([`ServedRequest::relaying`]), read from the served request `request` carries in its
+    /// extensions. A call made outside a proxy has none.
+    pub fn is_relayed<B>(request: &http::Request<B>, name: &HeaderName) -> bool {
+        request
+            .extensions()
+            .get::<ServedRequest>()
+            .is_some_and(|served| served.inner.relayed.contains(name))
     }
 
     /// Runs `future` with this request in scope.

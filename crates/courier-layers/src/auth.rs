@@ -21,6 +21,10 @@
 //!   own headers, the session of the user being served), and the spec's rule is that headers set
 //!   by the source, a middleware or an endpoint are always sent: the more specific one stays.
 //!   Use `overriding()` when the supplier's token must win over any header already set.
+//!   Through the proxy, a browser's copy of the header (relayed because it is allow-listed) is
+//!   not the call's own: the supplier's token replaces it, as the spec's rule that a
+//!   middleware's header wins over the browser's copy asks
+//!   ([`ServedRequest::is_relayed`](courier_core::context::ServedRequest::is_relayed)).
 //! - A supplier that answers `Ok(None)` (`T = Option<_>`) means "no token now": the request
 //!   goes without one, and any header it already has stays.
 //! - A supplier that fails, or a token (or scheme) that is not a valid header value, fails the
@@ -61,6 +65,7 @@
 
 use self::future::ResponseFuture;
 use bytes::Bytes;
+use courier_core::context::ServedRequest;
 use courier_core::BoxError;
 use http::header::{HeaderName, HeaderValue, InvalidHeaderValue, AUTHORIZATION};
 use http::Request;
@@ -308,7 +313,13 @@ where
     }
 
     fn call(&mut self, request: Request<B>) -> Self::Future {
-        if !self.config.overriding && request.headers().contains_key(&self.config.header) {
+        let header = &self.config.header;
+        // A browser's copy relayed by the proxy is no header of the call's own: the
+        // middleware's token replaces it (the specification's Authentication 1).
+        if !self.config.overriding
+            && request.headers().contains_key(header)
+            && !ServedRequest::is_relayed(&request, header)
+        {
             return ResponseFuture::call(self.inner.call(request));
         }
         // The inner service is called once the token is in; take the one that was made ready
@@ -735,6 +746,33 @@ mod tests {
             headers(service, with_header()).await[AUTHORIZATION],
             "Basic dXNlcg=="
         );
+    }
+
+    #[tokio::test]
+    async fn a_browsers_copy_relayed_by_the_proxy_is_replaced() {
+        let (parts, ()) = Request::get("/api/request")
+            .header(AUTHORIZATION, "Bearer from-the-browser")
+            .body(())
+            .unwrap()
+            .into_parts();
+        let relayed = |served: ServedRequest| {
+            Request::get("/me")
+                .header(AUTHORIZATION, "Bearer from-the-browser")
+                .extension(served)
+                .body(())
+                .unwrap()
+        };
+        let served = ServedRequest::new(parts, None);
+        let service = AuthLayer::new(token("t0k")).layer(upstream(Arc::default()));
+        let sent = headers(service, relayed(served.clone().relaying([AUTHORIZATION]))).await;
+        assert_eq!(
+            sent.get_all(AUTHORIZATION).iter().collect::<Vec<_>>(),
+            ["Bearer t0k"]
+        );
+        // Served but not relayed (a handler's own call header): it stays.
+        let service = AuthLayer::new(token("t0k")).layer(upstream(Arc::default()));
+        let sent = headers(service, relayed(served)).await;
+        assert_eq!(sent[AUTHORIZATION], "Bearer from-the-browser");
     }
 
     #[tokio::test]

@@ -10,9 +10,12 @@ use axum::Json;
 use courier_client::Error;
 use courier_core::context::ServedRequest;
 use courier_core::encode::{FilePart, Form, Variables};
-use courier_core::{CallOptions, EndpointDef, Kind};
+use courier_core::{
+    CallOptions, ChannelSource, EndpointDef, HttpAddress, Kind, ResolvedEndpoint, StreamSource,
+};
 use courier_layers::allow_headers::AllowHeadersLayer;
 use http::header::{CONTENT_TYPE, SET_COOKIE};
+use http::HeaderName;
 use serde_json::{json, Value};
 use std::collections::HashMap;
 use std::net::SocketAddr;
@@ -20,10 +23,46 @@ use std::sync::Arc;
 use std::time::Duration;
 use tower::{Layer, ServiceExt};
 
-/// The allow-list rules of a call of `api`: [`AllowHeadersLayer`] with the names the source
-/// sets itself, whose values win over the browser's copies.
-pub(crate) fn allow_layer(api: &courier_core::ApiDef) -> AllowHeadersLayer {
-    AllowHeadersLayer::new().source_headers(api.options().headers.keys().cloned())
+/// The allow-list rules of a call of `endpoint` with `variables`: [`AllowHeadersLayer`] with the
+/// names the source sets itself and those the endpoint's `.via()` closure sets for these
+/// variables, whose values win over the browser's copies. (Headers a middleware sets win by
+/// being set after the browser's: the allow-listed ones are the call's own headers, which the
+/// layers see and may replace.)
+pub(crate) fn allow_layer(
+    api: &courier_core::ApiDef,
+    endpoint: &ResolvedEndpoint,
+    variables: &Variables,
+) -> AllowHeadersLayer {
+    AllowHeadersLayer::new()
+        .source_headers(api.options().headers.keys().cloned())
+        .source_headers(closure_headers(endpoint, variables))
+}
+
+/// The names of the headers `endpoint`'s `.via()` closure sets for `variables`. The closure is
+/// run once more by the call itself; one that fails here fails there, and says why.
+fn closure_headers(endpoint: &ResolvedEndpoint, variables: &Variables) -> Vec<HeaderName> {
+    let via = match endpoint.definition() {
+        EndpointDef::Http(http) => match http.address() {
+            HttpAddress::Via(via) => Some(via),
+            _ => None,
+        },
+        EndpointDef::Stream(stream) => match stream.source() {
+            StreamSource::Via(via) => Some(via),
+            _ => None,
+        },
+        EndpointDef::Channel(channel) => match channel.source() {
+            ChannelSource::Via(via) => Some(via),
+            _ => None,
+        },
+    };
+    let value = match variables {
+        Variables::None => Value::Null,
+        Variables::Json(value) => value.clone(),
+        Variables::Form(_) => return Vec::new(),
+    };
+    via.and_then(|via| via.call(value).ok())
+        .map(|call| call.headers.keys().cloned().collect())
+        .unwrap_or_default()
 }
 
 pub(crate) async fn serve_call(
@@ -109,7 +148,10 @@ pub(crate) async fn serve_call(
     let Some(client) = proxy.clients.get(source_of(&query)).cloned() else {
         return Err(Refusal::not_found("no such source".to_owned()));
     };
-    let served = served_request(&parts);
+    let allow = allow_layer(&api, &endpoint, &variables);
+    let mut relayed = parts.headers.clone();
+    allow.filter_request(&mut relayed, Some(endpoint.meta()));
+    let served = served_request(&parts).relaying(relayed.keys().cloned());
     let path = endpoint.path().to_owned();
     let context = served.clone();
     // The upstream call, behind the allow-lists: it sees the browser's allowed headers only,
@@ -134,7 +176,7 @@ pub(crate) async fn serve_call(
     });
     let mut request = Request::from_parts(parts, variables);
     request.extensions_mut().insert(endpoint.meta().clone());
-    let Ok(response) = allow_layer(&api).layer(upstream).oneshot(request).await;
+    let Ok(response) = allow.layer(upstream).oneshot(request).await;
     Ok(with_served_headers(response, &served))
 }
 
@@ -205,16 +247,18 @@ fn served_request(parts: &http::request::Parts) -> ServedRequest {
 }
 
 /// The options of a proxied stream or channel: the browser's allow-listed headers and the
-/// browser's request as the served context; with the context and the rules for the answer.
+/// browser's request as the served context (those headers marked relayed); with the context
+/// and the rules for the answer.
 pub(crate) fn upstream_options(
     api: &courier_core::ApiDef,
-    endpoint: &courier_core::ResolvedEndpoint,
+    endpoint: &ResolvedEndpoint,
+    variables: &Value,
     parts: http::request::Parts,
 ) -> (CallOptions, ServedRequest, AllowHeadersLayer) {
-    let allow = allow_layer(api);
-    let served = served_request(&parts);
-    let mut headers = parts.headers;
+    let allow = allow_layer(api, endpoint, &Variables::Json(variables.clone()));
+    let mut headers = parts.headers.clone();
     allow.filter_request(&mut headers, Some(endpoint.meta()));
+    let served = served_request(&parts).relaying(headers.keys().cloned());
     let mut options = CallOptions::new();
     for (name, value) in &headers {
         options = options.header(name.clone(), value.clone());

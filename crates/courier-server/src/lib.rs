@@ -18,7 +18,9 @@
 //!   the served context, so session and forwarding apply. Headers cross only where allow-listed
 //!   ([`AllowHeadersLayer`](courier_layers::allow_headers::AllowHeadersLayer): the source's
 //!   `allowed_headers`, the endpoint's `.headers([...])`), both ways; `cookie` and
-//!   `set-cookie` only where named; a header the source sets wins over the browser's copy;
+//!   `set-cookie` only where named; a header the source, the endpoint's `.via()` or a
+//!   middleware sets wins over the browser's copy (relayed headers are marked:
+//!   [`ServedRequest::is_relayed`](courier_core::context::ServedRequest::is_relayed));
 //!   `content-type`, `-length` and `-encoding` are the proxy's own. The upstream's status and
 //!   body come back as they are, the body streamed. The proxy's own refusals are JSON
 //!   `{"error": {"code", "message"}}`: 404 `ENDPOINT_NOT_IN_ROUTES`, 405 `METHOD_NOT_ALLOWED`,
@@ -455,7 +457,7 @@ async fn proxy_stream(
         return Refusal::not_found(format!("there is no source `{source}`")).into_response();
     };
     let last_event_id = parts.headers.get("last-event-id").cloned();
-    let (mut options, served, allow) = call::upstream_options(api, endpoint, parts);
+    let (mut options, served, allow) = call::upstream_options(api, endpoint, &variables, parts);
     options = options.header(
         http::header::ACCEPT,
         http::HeaderValue::from_static("text/event-stream"),
@@ -502,16 +504,20 @@ async fn serve_channel(
         let Some(client) = live.clients.get(source_of(&query)).cloned() else {
             return Err(Refusal::not_found("no such source".to_owned()));
         };
-        let (options, _served, allow) = call::upstream_options(&api, &endpoint, parts);
-        let mut names = allow.allowed(Some(endpoint.meta()));
-        // A header the source sets wins over the hello's copy too.
-        names.retain(|name| !api.options().headers.contains_key(name));
-        let path = endpoint.path().to_owned();
+        let (options, served, allow) = call::upstream_options(&api, &endpoint, &variables, parts);
         return Ok(upgrade.on_upgrade(move |mut socket| async move {
             let Some(hello) = read_hello(&mut socket, announced).await else {
                 return;
             };
-            proxy_socket(socket, client, path, variables, options, names, hello).await;
+            let upstream = Upstream {
+                client,
+                endpoint,
+                variables,
+                options,
+                served,
+                allow,
+            };
+            proxy_socket(socket, upstream, hello).await;
         }));
     }
     let buffer = live.buffer;
@@ -567,6 +573,17 @@ async fn read_hello(socket: &mut WebSocket, announced: bool) -> Option<Hello> {
     }
 }
 
+/// A channel another process serves, as the proxy reaches it: the source's client, the
+/// endpoint, the variables, the handshake's options and the allow-list rules.
+struct Upstream {
+    client: courier_client::Client,
+    endpoint: Arc<ResolvedEndpoint>,
+    variables: Value,
+    options: courier_core::CallOptions,
+    served: courier_core::context::ServedRequest,
+    allow: courier_layers::allow_headers::AllowHeadersLayer,
+}
+
 /// How long the proxy waits for an announced hello frame before it goes on without it.
 const HELLO_WAIT: Duration = Duration::from_secs(2);
 
@@ -574,24 +591,33 @@ const HELLO_WAIT: Duration = Duration::from_secs(2);
 /// `headers` (allow-listed names only) join the upstream handshake and its `auth` goes in the
 /// upstream socket's own first frame; then messages are pumped both ways, and the upstream's
 /// close is passed on.
-async fn proxy_socket(
-    mut socket: WebSocket,
-    client: courier_client::Client,
-    path: String,
-    variables: Value,
-    mut options: courier_core::CallOptions,
-    names: Vec<http::HeaderName>,
-    hello: Hello,
-) {
+async fn proxy_socket(mut socket: WebSocket, upstream: Upstream, hello: Hello) {
+    let Upstream {
+        client,
+        endpoint,
+        variables,
+        mut options,
+        served,
+        allow,
+    } = upstream;
+    let path = endpoint.path().to_owned();
+    // The hello's headers cross as the handshake's would: allow-listed names only, and never
+    // over a header the source or the endpoint's `.via()` sets.
+    let mut headers = http::HeaderMap::new();
     for (name, value) in hello.headers.iter().flatten() {
-        let (Ok(name), Some(value)) = (http::HeaderName::try_from(name.as_str()), value.as_str())
-        else {
+        let (Ok(name), Some(Ok(value))) = (
+            http::HeaderName::try_from(name.as_str()),
+            value.as_str().map(http::HeaderValue::try_from),
+        ) else {
             continue;
         };
-        if let (true, Ok(value)) = (names.contains(&name), http::HeaderValue::try_from(value)) {
-            options = options.header(name, value);
-        }
+        headers.append(name, value);
     }
+    allow.filter_request(&mut headers, Some(endpoint.meta()));
+    for (name, value) in &headers {
+        options = options.header(name.clone(), value.clone());
+    }
+    options = options.context(served.relaying(headers.keys().cloned()));
     let pending = hello.pending;
     let mut ws = client.ws_options().clone();
     if let Some(auth) = hello.auth {

@@ -3,10 +3,14 @@
 
 use axum::extract::{Path, RawQuery};
 use axum::http::{HeaderMap, StatusCode};
+use axum::http::{HeaderName, HeaderValue};
 use axum::response::IntoResponse;
 use axum::routing::{get, post};
 use axum::{Json, Router};
-use courier_core::{ApiDef, CacheOptions, ForwardOptions, GroupDef, HttpEndpoint};
+use courier_core::{
+    ApiDef, CacheOptions, ForwardOptions, GroupDef, HttpEndpoint, Middleware, WireCall,
+};
+use courier_layers::auth::AuthLayer;
 use courier_server::Proxy;
 use serde_json::{json, Value};
 use std::net::SocketAddr;
@@ -43,6 +47,10 @@ fn seen(
         "x-secret": pick(headers, "x-secret"),
         "cookie": pick(headers, "cookie"),
         "x-forwarded-for": pick(headers, "x-forwarded-for"),
+        "x-signature": pick(headers, "x-signature"),
+        "authorization": pick(headers, "authorization"),
+        "content-type": pick(headers, "content-type"),
+        "content-encoding": pick(headers, "content-encoding"),
         "body": body,
     });
     (
@@ -106,13 +114,38 @@ fn api(upstream: SocketAddr) -> ApiDef {
         .header("x-api-key", "secret")
         .allowed_headers(["x-tenant", "x-api-key"])
         .forward(ForwardOptions::new().client_address(true))
+        // A middleware's header (the token it sets) wins over the browser's copy.
+        .middleware(Middleware::new(
+            "auth",
+            AuthLayer::new(|| async { Ok::<_, std::convert::Infallible>("from-the-middleware") }),
+        ))
         .group(
             "users",
             GroupDef::new()
                 .prefix("/users")
                 .expose(true)
                 .endpoint("get", HttpEndpoint::get("/:id").cache(CacheOptions::new()))
-                .endpoint("create", HttpEndpoint::post(""))
+                .endpoint(
+                    "create",
+                    // Listing the message headers changes nothing: the proxy sends its own body.
+                    HttpEndpoint::post("").headers([
+                        "content-type",
+                        "content-length",
+                        "content-encoding",
+                    ]),
+                )
+                .endpoint(
+                    "signed",
+                    // The closure sets `x-signature`; the browser's copy must not replace it.
+                    HttpEndpoint::via(|vars| {
+                        Ok(WireCall::get("/:id").variables(vars).header(
+                            HeaderName::from_static("x-signature"),
+                            HeaderValue::from_static("from-the-closure"),
+                        ))
+                    })
+                    .reads()
+                    .headers(["x-signature", "authorization"]),
+                )
                 .endpoint("secret", HttpEndpoint::get("/:id").sensitive_variables())
                 .endpoint(
                     "cookies",
@@ -303,6 +336,50 @@ async fn a_read_over_get_with_headers_filtered_both_ways() {
     );
     assert!(reply.header("x-internal").is_empty());
     assert!(reply.header("set-cookie").is_empty());
+}
+
+#[tokio::test]
+async fn headers_the_closure_or_a_middleware_set_win_over_the_browsers() {
+    let proxy = proxy(backend().await).await;
+    let reply = send(
+        proxy,
+        "GET",
+        &q("users", "signed", Some(json!({ "id": 5 }))),
+        &[
+            ("x-signature", "forged"),
+            ("authorization", "Bearer from-the-browser"),
+        ],
+        "",
+    )
+    .await;
+    assert_eq!(reply.status, 200, "{:?}", reply.body);
+    assert_eq!(reply.body["path"], "/users/5");
+    assert_eq!(reply.body["x-signature"], "from-the-closure");
+    assert_eq!(reply.body["authorization"], "Bearer from-the-middleware");
+}
+
+#[tokio::test]
+async fn message_headers_are_the_proxys_own_even_when_listed() {
+    let proxy = proxy(backend().await).await;
+    let body = r#"{"variables":{"name":"Ada"}}"#;
+    let reply = send(
+        proxy,
+        "POST",
+        &q("users", "create", None),
+        &[
+            ("content-type", "application/json; charset=utf-8"),
+            ("content-encoding", "identity"),
+        ],
+        body,
+    )
+    .await;
+    assert_eq!(reply.status, 200, "{:?}", reply.body);
+    assert_eq!(reply.body["body"], json!({ "name": "Ada" }));
+    assert_eq!(
+        reply.body["content-type"], "application/json",
+        "the proxy's own body, the proxy's own type"
+    );
+    assert_eq!(reply.body["content-encoding"], Value::Null);
 }
 
 #[tokio::test]
