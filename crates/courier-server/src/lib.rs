@@ -47,6 +47,9 @@
 //! - **Remote streams** (`.get()`, `.via()`) are proxied: the opening request goes through the
 //!   source's client with the browser's request as the served context and its `Last-Event-ID`,
 //!   and the upstream's answer comes back as it is, the event stream's bytes unchanged.
+//! - **Stopping**: a graceful stop waits for responses in flight, and a stream or socket never
+//!   ends on its own; [`Proxy::shutdown_handle`] gives the [`Shutdown`] that cuts the streams
+//!   short (their clients reconnect) and closes the sockets with 1001.
 //! - **Remote channels** (`.connect()`, `.via()`) are proxied through the source's channel
 //!   client: an announced hello frame's `headers` (the allow-listed names only) join the
 //!   upstream handshake and its `auth` goes in the upstream socket's own hello; then messages
@@ -85,6 +88,9 @@
 //! ```
 
 mod call;
+mod shutdown;
+
+pub use self::shutdown::Shutdown;
 
 use axum::extract::ws::{CloseFrame, Message, WebSocket, WebSocketUpgrade};
 use axum::extract::{Query, State};
@@ -100,7 +106,6 @@ use courier_core::{
 use futures_util::StreamExt;
 use serde_json::{json, Value};
 use std::collections::HashMap;
-use std::convert::Infallible;
 use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
@@ -119,6 +124,7 @@ pub struct Proxy {
     keep_alive: Duration,
     buffer: usize,
     max_message_size: usize,
+    shutdown: Shutdown,
 }
 
 impl Default for Proxy {
@@ -143,6 +149,7 @@ impl Proxy {
             keep_alive: Duration::from_secs(15),
             buffer: 256,
             max_message_size: 1024 * 1024,
+            shutdown: Shutdown::default(),
         }
     }
 
@@ -220,6 +227,12 @@ impl Proxy {
         self
     }
 
+    /// The handle that ends this proxy's streams and closes its sockets, for a graceful stop
+    /// ([`Shutdown`]). Take it before [`Proxy::into_router`].
+    pub fn shutdown_handle(&self) -> Shutdown {
+        self.shutdown.clone()
+    }
+
     /// The axum router serving the three paths.
     ///
     /// # Errors
@@ -264,6 +277,7 @@ impl fmt::Debug for Proxy {
             .field("keep_alive", &self.keep_alive)
             .field("buffer", &self.buffer)
             .field("max_message_size", &self.max_message_size)
+            .field("shutting_down", &self.shutdown.is_begun())
             .finish()
     }
 }
@@ -434,12 +448,33 @@ async fn serve_stream(
                 SseEvent::default().event("error").data(body.to_string())
             }
         };
-        std::future::ready(Some(Ok::<_, Infallible>(frame)))
+        std::future::ready(Some(frame))
     });
+    let events = until_shutdown(events, live.shutdown.token().clone());
     let keep_alive = KeepAlive::new()
         .interval(live.keep_alive)
         .text("keep-alive");
     Ok(Sse::new(events).keep_alive(keep_alive).into_response())
+}
+
+/// `items` until the proxy shuts down, then a failure: it cuts the response short, so the
+/// client reconnects (to another instance) with its `Last-Event-ID`, as after a dropped
+/// connection. A clean end would tell it the stream is over.
+fn until_shutdown<S>(
+    items: S,
+    stop: courier_core::CancellationToken,
+) -> impl futures_util::Stream<Item = Result<S::Item, courier_core::BoxError>> + Send
+where
+    S: futures_util::Stream + Send,
+{
+    let cut = stop.clone();
+    let failure = futures_util::stream::once(async move { cut.is_cancelled() })
+        .filter(|cancelled| std::future::ready(*cancelled))
+        .map(|_| Err(courier_core::BoxError::from("the proxy is shutting down")));
+    items
+        .map(Ok)
+        .take_until(stop.cancelled_owned())
+        .chain(failure)
 }
 
 /// A stream another process serves, through the source's client: the opening request with the
@@ -471,7 +506,19 @@ async fn proxy_stream(
         .forward(endpoint.path(), variables, Some(&options))
         .await
     {
-        Ok(upstream) => call::respond(upstream, &served, &allow, endpoint.meta()),
+        Ok(upstream) => {
+            // The upstream's events pass through until the proxy shuts down.
+            let stop = live.shutdown.token().clone();
+            let upstream = upstream.map(|body| {
+                let chunks = http_body_util::BodyDataStream::new(body);
+                let chunks = until_shutdown(chunks, stop).map(|chunk| match chunk {
+                    Ok(Ok(bytes)) => Ok(http_body::Frame::data(bytes)),
+                    Ok(Err(e)) | Err(e) => Err(e),
+                });
+                courier_core::Body::new(http_body_util::StreamBody::new(chunks))
+            });
+            call::respond(upstream, &served, &allow, endpoint.meta())
+        }
         Err(e) => call::failure(&e),
     }
 }
@@ -505,27 +552,34 @@ async fn serve_channel(
             return Err(Refusal::not_found("no such source".to_owned()));
         };
         let (options, served, allow) = call::upstream_options(&api, &endpoint, &variables, parts);
-        return Ok(upgrade.on_upgrade(move |mut socket| async move {
-            let Some(hello) = read_hello(&mut socket, announced).await else {
-                return;
-            };
-            let upstream = Upstream {
-                client,
-                endpoint,
-                variables,
-                options,
-                served,
-                allow,
-            };
-            proxy_socket(socket, upstream, hello).await;
+        let shutdown = live.shutdown.clone();
+        return Ok(upgrade.on_upgrade(move |mut socket| {
+            shutdown.clone().track(async move {
+                let Some(hello) = read_hello(&mut socket, announced).await else {
+                    return;
+                };
+                let upstream = Upstream {
+                    client,
+                    endpoint,
+                    variables,
+                    options,
+                    served,
+                    allow,
+                };
+                proxy_socket(socket, upstream, hello, shutdown.token().clone()).await;
+            })
         }));
     }
     let buffer = live.buffer;
-    Ok(upgrade.on_upgrade(move |mut socket| async move {
-        let Some(hello) = read_hello(&mut socket, announced).await else {
-            return;
-        };
-        run_socket(socket, api, endpoint, variables, buffer, hello).await;
+    let shutdown = live.shutdown.clone();
+    Ok(upgrade.on_upgrade(move |mut socket| {
+        shutdown.clone().track(async move {
+            let Some(hello) = read_hello(&mut socket, announced).await else {
+                return;
+            };
+            let stop = shutdown.token().clone();
+            run_socket(socket, api, endpoint, variables, buffer, hello, stop).await;
+        })
     }))
 }
 
@@ -591,7 +645,12 @@ const HELLO_WAIT: Duration = Duration::from_secs(2);
 /// `headers` (allow-listed names only) join the upstream handshake and its `auth` goes in the
 /// upstream socket's own first frame; then messages are pumped both ways, and the upstream's
 /// close is passed on.
-async fn proxy_socket(mut socket: WebSocket, upstream: Upstream, hello: Hello) {
+async fn proxy_socket(
+    mut socket: WebSocket,
+    upstream: Upstream,
+    hello: Hello,
+    stop: courier_core::CancellationToken,
+) {
     let Upstream {
         client,
         endpoint,
@@ -643,6 +702,10 @@ async fn proxy_socket(mut socket: WebSocket, upstream: Upstream, hello: Hello) {
     }
     loop {
         tokio::select! {
+            () = stop.cancelled() => {
+                let _ = socket.send(going_away()).await;
+                break;
+            }
             message = upstream.next() => match message {
                 Some(Ok(message)) => {
                     if socket.send(Message::Text(message.to_string().into())).await.is_err() {
@@ -680,6 +743,11 @@ async fn proxy_socket(mut socket: WebSocket, upstream: Upstream, hello: Hello) {
     upstream.close();
 }
 
+/// The close frame of a proxy shutting down: 1001, after which a client reconnects.
+fn going_away() -> Message {
+    close(1001, "the server is going away")
+}
+
 fn close(code: u16, reason: impl Into<String>) -> Message {
     Message::Close(Some(CloseFrame {
         code,
@@ -712,6 +780,7 @@ async fn run_socket(
     variables: Value,
     buffer: usize,
     hello: Hello,
+    stop: courier_core::CancellationToken,
 ) {
     let Some(channel) = endpoint.definition().as_channel() else {
         return;
@@ -748,6 +817,10 @@ async fn run_socket(
     }
     loop {
         tokio::select! {
+            () = stop.cancelled() => {
+                let _ = socket.send(going_away()).await;
+                break;
+            }
             out = member.recv() => match out {
                 Some(Outbound::Message { data }) => {
                     if socket.send(Message::Text(data.to_string().into())).await.is_err() {

@@ -1,20 +1,25 @@
-//! `courier serve --config FILE --listen ADDR`: the proxy route for every source in the file,
-//! at the paths of its `[proxy]` table, until Ctrl-C or SIGTERM.
+//! `courier serve --config FILE --listen ADDR [--body-limit BYTES] [--grace-ms MS]`: the proxy
+//! route for every source in the file, at the paths of its `[proxy]` table, until Ctrl-C or
+//! SIGTERM.
 //!
 //! Once the socket is bound it prints `listening on http://ADDR` (the bound address, so
 //! `--listen 127.0.0.1:0` tells the port it got) on stdout. On Ctrl-C or SIGTERM it stops
-//! accepting, lets the requests in flight finish, and exits 0. A file that does not load, a
-//! source whose client cannot be built, and an address that cannot be bound are configuration
-//! errors (exit 2).
+//! accepting, cuts the open streams short and closes the open sockets with 1001 (their clients
+//! reconnect, elsewhere: see [`courier_server::Shutdown`]), lets the calls in flight finish for
+//! up to `--grace-ms` (10 s by default; what is still running then is cut off), and exits 0. A
+//! file that does not load, a source whose client cannot be built, and an address that cannot
+//! be bound are configuration errors (exit 2).
 
 use crate::report;
 use clap::Args;
 use courier_core::config::Config;
 use courier_core::{ConfigurationError, ErrorCode};
 use courier_server::Proxy;
+use std::future::IntoFuture;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::time::Duration;
 
 /// `courier serve`'s arguments.
 #[derive(Debug, Args)]
@@ -31,6 +36,15 @@ pub(crate) struct ServeArgs {
         default_value = "127.0.0.1:8080"
     )]
     pub(crate) listen: SocketAddr,
+
+    /// The largest request body a call may carry, in bytes; a larger one is refused with 413.
+    #[arg(long, value_name = "BYTES", default_value_t = 1024 * 1024)]
+    pub(crate) body_limit: usize,
+
+    /// After Ctrl-C or SIGTERM, how long the calls in flight may take to finish, in
+    /// milliseconds.
+    #[arg(long, value_name = "MS", default_value_t = 10_000)]
+    pub(crate) grace_ms: u64,
 }
 
 /// Serves until a shutdown signal.
@@ -40,13 +54,17 @@ pub(crate) fn run(args: &ServeArgs) -> ExitCode {
         Err(err) => return report::configuration_error(&err),
     };
     let paths = config.proxy().clone();
-    let mut proxy = Proxy::new().http_path(paths.http).sse_path(paths.sse);
+    let mut proxy = Proxy::new()
+        .http_path(paths.http)
+        .sse_path(paths.sse)
+        .body_limit(args.body_limit);
     if let Some(ws) = paths.ws {
         proxy = proxy.ws_path(ws);
     }
     for (name, api) in config.into_sources() {
         proxy = proxy.source(name, api);
     }
+    let stop = proxy.shutdown_handle();
     let router = match proxy.into_router() {
         Ok(router) => router,
         Err(e) => {
@@ -84,8 +102,23 @@ pub(crate) fn run(args: &ServeArgs) -> ExitCode {
             listener,
             router.into_make_service_with_connect_info::<SocketAddr>(),
         )
-        .with_graceful_shutdown(shutdown())
-        .await;
+        .with_graceful_shutdown(stop.begun())
+        .into_future();
+        tokio::pin!(served);
+        let served = tokio::select! {
+            served = &mut served => served,
+            () = shutdown() => {
+                stop.begin();
+                let grace = Duration::from_millis(args.grace_ms);
+                let drained = async {
+                    let served = (&mut served).await;
+                    stop.closed().await;
+                    served
+                };
+                // Past the grace period, what is still running is cut off.
+                tokio::time::timeout(grace, drained).await.unwrap_or(Ok(()))
+            }
+        };
         match served {
             Ok(()) => report::OK,
             Err(e) => report::no_response("other", &format!("the server stopped: {e}")),
