@@ -8,7 +8,8 @@ use axum::response::IntoResponse;
 use axum::routing::{get, post};
 use axum::{Json, Router};
 use courier_core::{
-    ApiDef, CacheOptions, ForwardOptions, GroupDef, HttpEndpoint, Middleware, WireCall,
+    ApiDef, CacheOptions, ForwardOptions, GroupDef, HttpEndpoint, Middleware, SessionOptions,
+    WireCall,
 };
 use courier_layers::auth::AuthLayer;
 use courier_server::Proxy;
@@ -170,9 +171,30 @@ fn api(upstream: SocketAddr) -> ApiDef {
         .unwrap()
 }
 
+/// A source with a session: writes are checked (CSRF double submit, origin).
+fn secure(upstream: SocketAddr) -> ApiDef {
+    ApiDef::builder()
+        .base_url(format!("http://{upstream}"))
+        .session(
+            SessionOptions::new()
+                .cookies(["sid", "csrf_token"])
+                .csrf("csrf_token", "x-csrf-token")
+                .trusted_origins(["https://admin.example.com"]),
+        )
+        .group(
+            "account",
+            GroupDef::new()
+                .expose(true)
+                .endpoint("rename", HttpEndpoint::post("/users")),
+        )
+        .build()
+        .unwrap()
+}
+
 async fn proxy(upstream: SocketAddr) -> SocketAddr {
     let app = Proxy::new()
         .source("demo", api(upstream))
+        .source("secure", secure(upstream))
         .source("down", {
             let port = std::net::TcpListener::bind("127.0.0.1:0")
                 .unwrap()
@@ -761,4 +783,122 @@ where
         .unwrap()
         .as_str()
         .to_owned()
+}
+
+#[tokio::test]
+async fn the_sessions_write_checks_refuse_with_403() {
+    let proxy = proxy(backend().await).await;
+    let target = "/api/request?_s=secure&_g=account&_m=rename";
+    let body = r#"{"variables":{"name":"Ada"}}"#;
+    let cookie = ("cookie", "sid=s1; csrf_token=tok");
+    let json_type = ("content-type", "application/json");
+    let cases: [(&[(&str, &str)], &str); 2] = [
+        // No CSRF header to match the cookie.
+        (&[json_type, cookie], "CSRF_CHECK_FAILED"),
+        // The token matches, but the page is another site's.
+        (
+            &[
+                json_type,
+                cookie,
+                ("x-csrf-token", "tok"),
+                ("origin", "https://evil.example"),
+            ],
+            "ORIGIN_NOT_TRUSTED",
+        ),
+    ];
+    for (headers, code) in cases {
+        let reply = send(proxy, "POST", target, headers, body).await;
+        assert_eq!(reply.status, 403, "{code}: {:?}", reply.body);
+        assert_eq!(reply.body["error"]["code"], code);
+        assert!(reply.body["error"]["message"].is_string());
+    }
+    // A trusted page with the token: the write goes through, with the session cookies.
+    let reply = send(
+        proxy,
+        "POST",
+        target,
+        &[
+            json_type,
+            cookie,
+            ("x-csrf-token", "tok"),
+            ("origin", "https://admin.example.com"),
+        ],
+        body,
+    )
+    .await;
+    assert_eq!(reply.status, 200, "{:?}", reply.body);
+    assert_eq!(reply.body["cookie"], "sid=s1; csrf_token=tok");
+    assert_eq!(reply.body["body"], json!({ "name": "Ada" }));
+}
+
+#[tokio::test]
+async fn the_upstream_body_is_streamed_back_not_buffered() {
+    use futures_util::StreamExt;
+    // The upstream sends its first chunk, then holds the rest until the test lets it go.
+    let (release, released) = tokio::sync::oneshot::channel::<()>();
+    let released = std::sync::Mutex::new(Some(released));
+    let released = std::sync::Arc::new(released);
+    let app = Router::new().route(
+        "/download",
+        get(move || {
+            let held = released.lock().unwrap().take();
+            async move {
+                let first = futures_util::stream::once(async {
+                    Ok::<_, std::convert::Infallible>(bytes::Bytes::from_static(b"first-chunk;"))
+                });
+                let rest = futures_util::stream::once(async move {
+                    if let Some(held) = held {
+                        let _ = held.await;
+                    }
+                    Ok(bytes::Bytes::from_static(b"last-chunk"))
+                });
+                axum::body::Body::from_stream(first.chain(rest))
+            }
+        }),
+    );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let upstream = listener.local_addr().unwrap();
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    let api = ApiDef::builder()
+        .base_url(format!("http://{upstream}"))
+        .group(
+            "files",
+            GroupDef::new()
+                .expose(true)
+                .endpoint("download", HttpEndpoint::get("/download")),
+        )
+        .build()
+        .unwrap();
+    let app = Proxy::new().source("demo", api).into_router().unwrap();
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let proxy = listener.local_addr().unwrap();
+    tokio::spawn(async move { axum::serve(listener, app).await });
+
+    let mut tcp = tokio::net::TcpStream::connect(proxy).await.unwrap();
+    tcp.write_all(
+        b"GET /api/request?_s=demo&_g=files&_m=download HTTP/1.1\r\nhost: app\r\nconnection: close\r\n\r\n",
+    )
+    .await
+    .unwrap();
+    // The first chunk arrives while the upstream still holds the last one.
+    let mut seen = Vec::new();
+    let mut buf = [0u8; 1024];
+    tokio::time::timeout(Duration::from_secs(10), async {
+        while !String::from_utf8_lossy(&seen).contains("first-chunk;") {
+            let n = tcp.read(&mut buf).await.unwrap();
+            assert!(n > 0, "ended early: {}", String::from_utf8_lossy(&seen));
+            seen.extend_from_slice(&buf[..n]);
+        }
+    })
+    .await
+    .expect("the first chunk before the upstream has finished");
+    assert!(!String::from_utf8_lossy(&seen).contains("last-chunk"));
+    release.send(()).unwrap();
+    tokio::time::timeout(Duration::from_secs(10), tcp.read_to_end(&mut seen))
+        .await
+        .expect("the rest within 10 s")
+        .unwrap();
+    let whole = String::from_utf8_lossy(&seen);
+    assert!(whole.starts_with("HTTP/1.1 200"), "{whole}");
+    assert!(whole.contains("last-chunk"), "{whole}");
 }
