@@ -724,20 +724,36 @@ async fn proxy_socket(
                     break;
                 }
             },
-            received = socket.recv() => match received {
-                Some(Ok(Message::Text(text))) => {
-                    let Ok(message) = serde_json::from_str::<Value>(text.as_str()) else {
-                        let _ = socket.send(close(1003, "a message is JSON text")).await;
-                        break;
-                    };
-                    if let Err(e) = upstream.send(message) {
-                        let _ = socket.send(close(1008, e.to_string())).await;
+            received = socket.recv() => {
+                // The same rules as an implemented channel's: JSON text (or binary holding
+                // it), 1003 otherwise, 1009 over the size limit.
+                let text = match received {
+                    Some(Ok(Message::Text(text))) => text.as_str().to_owned(),
+                    Some(Ok(Message::Binary(bytes))) => match String::from_utf8(bytes.to_vec()) {
+                        Ok(text) => text,
+                        Err(_) => {
+                            let _ = socket.send(close(1003, "a message is JSON text")).await;
+                            break;
+                        }
+                    },
+                    Some(Err(e)) => {
+                        if is_too_large(e) {
+                            let _ = socket.send(close(1009, "a message is over the size limit")).await;
+                        }
                         break;
                     }
+                    Some(Ok(Message::Close(_))) | None => break,
+                    Some(Ok(_)) => continue,
+                };
+                let Ok(message) = serde_json::from_str::<Value>(&text) else {
+                    let _ = socket.send(close(1003, "a message is JSON text")).await;
+                    break;
+                };
+                if let Err(e) = upstream.send(message) {
+                    let _ = socket.send(close(1008, e.to_string())).await;
+                    break;
                 }
-                Some(Ok(Message::Close(_))) | None | Some(Err(_)) => break,
-                Some(Ok(_)) => {}
-            },
+            }
         }
     }
     upstream.close();

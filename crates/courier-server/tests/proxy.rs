@@ -902,3 +902,80 @@ async fn the_upstream_body_is_streamed_back_not_buffered() {
     assert!(whole.starts_with("HTTP/1.1 200"), "{whole}");
     assert!(whole.contains("last-chunk"), "{whole}");
 }
+
+#[tokio::test]
+async fn a_remote_channels_messages_follow_the_implemented_channels_rules() {
+    use futures_util::{SinkExt, StreamExt};
+    use tokio_tungstenite::tungstenite::Message;
+    // The upstream echoes every text message.
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let upstream = listener.local_addr().unwrap();
+    tokio::spawn(async move {
+        while let Ok((tcp, _)) = listener.accept().await {
+            tokio::spawn(async move {
+                let mut ws = tokio_tungstenite::accept_async(tcp).await.unwrap();
+                while let Some(Ok(message)) = ws.next().await {
+                    if message.is_text() && ws.send(message).await.is_err() {
+                        break;
+                    }
+                }
+            });
+        }
+    });
+    let api = ApiDef::builder()
+        .base_url(format!("http://{upstream}"))
+        .group(
+            "chat",
+            GroupDef::new().expose(true).endpoint(
+                "room",
+                courier_core::ChannelEndpoint::connect("/rooms/:id").send(),
+            ),
+        )
+        .build()
+        .unwrap();
+    let app = Proxy::new()
+        .source("demo", api)
+        .ws_path("/api/ws")
+        .max_message_size(64)
+        .into_router()
+        .unwrap();
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let proxy = listener.local_addr().unwrap();
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    let open = || async move {
+        let tcp = tokio::net::TcpStream::connect(proxy).await.unwrap();
+        let url = format!("ws://{proxy}/api/ws?_s=demo&_g=chat&_m=room&_v=%7B%22id%22%3A1%7D");
+        tokio_tungstenite::client_async(url, tcp).await.unwrap().0
+    };
+    let close_code = |message: Message| match message {
+        Message::Close(Some(frame)) => u16::from(frame.code),
+        other => panic!("expected a close frame, got {other:?}"),
+    };
+
+    // A binary frame holding JSON is a message, as it is for an implemented channel.
+    let mut browser = open().await;
+    browser
+        .send(Message::binary(&b"{\"b\":1}"[..]))
+        .await
+        .unwrap();
+    assert_eq!(next_text(&mut browser).await, r#"{"b":1}"#);
+    // One over the size limit closes with 1009.
+    let big = format!(r#"{{"text":"{}"}}"#, "x".repeat(100));
+    browser.send(Message::text(big)).await.unwrap();
+    let closed = tokio::time::timeout(Duration::from_secs(10), browser.next())
+        .await
+        .unwrap()
+        .unwrap()
+        .unwrap();
+    assert_eq!(close_code(closed), 1009);
+
+    // One that is not JSON closes with 1003.
+    let mut browser = open().await;
+    browser.send(Message::text("not json")).await.unwrap();
+    let closed = tokio::time::timeout(Duration::from_secs(10), browser.next())
+        .await
+        .unwrap()
+        .unwrap()
+        .unwrap();
+    assert_eq!(close_code(closed), 1003);
+}
