@@ -1086,3 +1086,144 @@ async fn the_boundary_form_follows_the_source_forms_rules_without_the_definition
     assert!(seen[2].starts_with("POST /api/request?_s=demo&_g=admin&_m=purge"));
     assert!(s.backend_saw().iter().all(|l| !l.contains("purge")));
 }
+
+// ---- streams and channels another process serves, through the proxy -----------------------
+
+#[derive(courier::Group)]
+struct Remote {
+    session: Http<Value>,
+    feed: Stream<Value>,
+    relay: Channel<Value, String, Value>,
+}
+
+#[derive(courier::Api)]
+struct Relayed {
+    remote: Group<Remote>,
+}
+
+fn relayed_api(upstream: SocketAddr) -> courier::Api<Relayed> {
+    let remote = Group::new(Remote {
+        session: endpoint().get("/session").headers(["set-cookie"]),
+        feed: stream().get("/feed").headers(["cookie"]),
+        relay: channel().connect("/rooms/:id").send(),
+    })
+    .expose(true);
+    ApiDef::builder()
+        .base_url(format!("http://{upstream}"))
+        .allowed_headers(["x-app"])
+        .build_typed(Relayed { remote })
+        .expect("a valid definition")
+}
+
+/// An upstream serving a session cookie, an event stream that reports the headers it was
+/// opened with, and a socket that first reports its handshake's headers, then echoes.
+async fn relay_upstream() -> SocketAddr {
+    use axum::extract::ws::{Message as WsMessage, WebSocketUpgrade};
+    let header = |headers: &HeaderMap, name: &str| {
+        headers
+            .get(name)
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_owned)
+    };
+    let app = Router::new()
+        .route(
+            "/session",
+            get(|| async { ([("set-cookie", "sid=abc; Path=/")], Json(json!("signed in"))) }),
+        )
+        .route(
+            "/feed",
+            get(move |headers: HeaderMap| async move {
+                let seen = json!({ "x-app": header(&headers, "x-app"), "cookie": header(&headers, "cookie") });
+                let body: String = (1..=2)
+                    .map(|n| format!("id: {n}\ndata: {{\"n\":{n},\"seen\":{seen}}}\n\n"))
+                    .collect();
+                ([("content-type", "text/event-stream")], body)
+            }),
+        )
+        .route(
+            "/rooms/{id}",
+            get(move |headers: HeaderMap, upgrade: WebSocketUpgrade| async move {
+                let seen = json!({ "handshake": { "x-app": header(&headers, "x-app") } });
+                upgrade.on_upgrade(move |mut socket| async move {
+                    if socket.send(WsMessage::Text(seen.to_string().into())).await.is_err() {
+                        return;
+                    }
+                    while let Some(Ok(message)) = socket.recv().await {
+                        if matches!(message, WsMessage::Text(_))
+                            && socket.send(message).await.is_err()
+                        {
+                            break;
+                        }
+                    }
+                })
+            }),
+        );
+    serve(app).await
+}
+
+#[tokio::test]
+async fn remote_streams_and_channels_carry_the_callers_headers_cookies_and_auth() {
+    let upstream = relay_upstream().await;
+    let router = Proxy::new()
+        .source("relay", relayed_api(upstream).def().clone())
+        .ws_path("/api/ws")
+        .into_router()
+        .unwrap();
+    let proxy = format!("http://{}", serve(router).await);
+    let mut params = serde_json::Map::new();
+    params.insert("token".into(), json!("t1"));
+    let caller = ProxyCaller::<Relayed>::routes(
+        &proxy,
+        Routes::from_api("relay", relayed_api(upstream).def()),
+    )
+    .proxy_path(ProxyPath {
+        ws: Some("/api/ws".into()),
+        ..ProxyPath::default()
+    })
+    .header("x-app", "courier-test")
+    .ws(courier::WsOptions::new().auth(courier::WsAuth::Params(params)))
+    .build()
+    .unwrap();
+
+    // The jar keeps the cookie the upstream sets through the proxy...
+    let _: Value = caller.remote().session().await.unwrap();
+    // ...and the stream's handshake carries it, with the caller's default header.
+    let events: Vec<Value> = tokio::time::timeout(Duration::from_secs(10), async {
+        let events = caller.remote().feed().await.unwrap();
+        events.map(|e| e.unwrap().data).collect().await
+    })
+    .await
+    .unwrap();
+    assert_eq!(events.len(), 2, "{events:?}");
+    assert_eq!(
+        events[0],
+        json!({ "n": 1, "seen": { "x-app": "courier-test", "cookie": "sid=abc" } })
+    );
+
+    // The socket's first frame carries the default header (into the upstream's handshake)
+    // and `ws.auth` (into the upstream socket's own first frame).
+    let mut relay = caller.remote().relay("r1".into()).await.unwrap();
+    let mut received = Vec::new();
+    for _ in 0..2 {
+        let message = tokio::time::timeout(Duration::from_secs(10), relay.next())
+            .await
+            .unwrap()
+            .unwrap()
+            .unwrap();
+        received.push(message);
+    }
+    assert_eq!(
+        received,
+        [
+            json!({ "handshake": { "x-app": "courier-test" } }),
+            json!({ "type": "courier.hello", "auth": { "token": "t1" } }),
+        ]
+    );
+    relay.send(json!({ "text": "hi" })).unwrap();
+    let echoed = tokio::time::timeout(Duration::from_secs(10), relay.next())
+        .await
+        .unwrap()
+        .unwrap()
+        .unwrap();
+    assert_eq!(echoed, json!({ "text": "hi" }));
+}
