@@ -50,6 +50,11 @@
 //! - A channel with no `ws` path: `WS_PATH_NOT_CONFIGURED`.
 //! - Variables holding raw bytes (a `serialize_bytes` value such as `bytes::Bytes`):
 //!   `PROXY_VARIABLE_NOT_SERIALIZABLE`, naming where they are. Files go in a `Form`.
+//! - A stream (the specification's other unserializable value) cannot be variables at all: an
+//!   endpoint's variables are `Serialize` or a [`Form`](courier_core::encode::Form), so an
+//!   endpoint declared with a stream, or called with one, does not compile — earlier still
+//!   than `PROXY_VARIABLE_NOT_SERIALIZABLE`. A `Form`, for its part, goes with an HTTP call
+//!   only: given to a stream or a channel, it is `PROXY_VARIABLE_NOT_SERIALIZABLE`.
 //!
 //! # What runs where
 //!
