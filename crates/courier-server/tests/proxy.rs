@@ -979,3 +979,36 @@ async fn a_remote_channels_messages_follow_the_implemented_channels_rules() {
         .unwrap();
     assert_eq!(close_code(closed), 1003);
 }
+
+#[tokio::test]
+async fn the_router_is_a_tower_service_and_ws_has_no_default_path() {
+    use tower::ServiceExt;
+    let upstream = backend().await;
+    let router = Proxy::new()
+        .source("demo", api(upstream))
+        .into_router()
+        .unwrap();
+    // Driven as any `tower::Service<http::Request<_>>`, without a server around it.
+    let call = |target: &str| {
+        axum::http::Request::get(target)
+            .body(axum::body::Body::empty())
+            .unwrap()
+    };
+    let response = router
+        .clone()
+        .oneshot(call("/api/request?_s=demo&_g=users&_m=get&_v=7"))
+        .await
+        .unwrap();
+    assert_eq!(response.status(), StatusCode::OK);
+    let body = axum::body::to_bytes(response.into_body(), 1 << 16)
+        .await
+        .unwrap();
+    let body: Value = serde_json::from_slice(&body).unwrap();
+    assert_eq!(body["path"], "/users/7");
+    // Without `ws_path`, no path serves channels.
+    let response = router
+        .oneshot(call("/api/ws?_s=demo&_g=live&_m=feed"))
+        .await
+        .unwrap();
+    assert_eq!(response.status(), StatusCode::NOT_FOUND);
+}
