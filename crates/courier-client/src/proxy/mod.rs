@@ -7,8 +7,10 @@
 //!
 //! - **Routes** ([`ProxyCaller::routes`]): built from the routes record
 //!   ([`Routes`], written by `courier routes` or [`Routes::from_api`]). Only the routed
-//!   endpoints exist; a read goes as GET when its route says `get: true` (a `.cache()`d read
-//!   without sensitive variables).
+//!   endpoints can be called: the typed view is the API's whole shape (a Rust type cannot drop
+//!   fields by a value read at run time), and calling an endpoint the routes do not name fails
+//!   with `ENDPOINT_NOT_IN_ROUTES` before anything is sent. A read goes as GET when its route
+//!   says `get: true` (a `.cache()`d read without sensitive variables).
 //! - **Source** ([`ProxyCaller::source`]): built from the definition itself and the name the
 //!   server registered it under. Every read goes as GET unless it has sensitive variables;
 //!   exposure, `cancel_previous` and `coalesce` come from the definition; the response is read
