@@ -22,7 +22,6 @@ use courier_layers::timeout::{Timeout, TimeoutLayer};
 use http::{Method, Request, Response, StatusCode};
 use http_body_util::BodyExt;
 use serde_json::Value;
-use std::collections::HashMap;
 use std::future::Future;
 use std::pin::{pin, Pin};
 use std::sync::atomic::AtomicBool;
@@ -65,7 +64,9 @@ struct Inner {
     api: ApiDef,
     transports: TransportCache,
     stack: Stack,
-    services: HashMap<String, EndpointService>,
+    /// Each endpoint's stack, at its [ordinal](ResolvedEndpoint::ordinal), with the address of
+    /// the endpoint it was built for.
+    services: Vec<Option<(usize, EndpointService)>>,
     ws: courier_core::WsOptions,
     /// Set for a proxy caller's client: calls go to the proxy route.
     proxy: Option<Route>,
@@ -178,10 +179,14 @@ impl ClientBuilder {
                 }
             }
         };
-        let mut services = HashMap::new();
-        for endpoint in self.api.endpoints() {
+        let endpoints = self.api.endpoints();
+        let mut services = Vec::new();
+        services.resize_with(endpoints.len(), || None);
+        for endpoint in endpoints {
             let service = stack.service(endpoint, &transports, None)?;
-            services.insert(endpoint.path().to_owned(), service);
+            if let Some(slot) = services.get_mut(endpoint.ordinal()) {
+                *slot = Some((address(endpoint), service));
+            }
         }
         Ok(Client {
             inner: Arc::new(Inner {
@@ -274,6 +279,11 @@ impl Stack {
             .option_layer(self.forward.clone())
             .service(middle))
     }
+}
+
+/// Where `endpoint` lives: tells the client's own endpoints from those of another API.
+fn address(endpoint: &ResolvedEndpoint) -> usize {
+    std::ptr::from_ref(endpoint) as usize
 }
 
 /// A response from the coalescing layer with courier's body: the inner body as it came, or the
@@ -505,8 +515,11 @@ impl Client {
         let own_transport =
             options.filter(|o| o.transport().fetch.is_some() || o.transport().dispatcher.is_some());
         if own_transport.is_none() {
-            if let Some(service) = self.inner.services.get(endpoint.path()) {
-                return Ok(service.clone());
+            // The endpoint's own stack, unless it comes from another API than the client's.
+            if let Some(Some((built_for, service))) = self.inner.services.get(endpoint.ordinal()) {
+                if *built_for == address(endpoint) {
+                    return Ok(service.clone());
+                }
             }
         }
         self.inner

@@ -49,12 +49,64 @@ fn wants_stream(name: &HeaderName, value: &HeaderValue) -> bool {
 /// The buffer starts with what is cheap to hash and tells reads apart: the method, the URI and
 /// the body's length. That part is [hashed](Key::hash) to find a call in flight; the whole
 /// buffer is compared on a hash hit, so a hash collision never shares a call.
+///
+/// A key of up to [`INLINE`] bytes, the usual read's (method, URI, a few headers), is held
+/// inline; a longer one (long credentials, a body) is allocated.
 #[derive(PartialEq, Eq)]
 pub(super) struct Key {
-    bytes: Box<[u8]>,
+    bytes: Buffer,
     /// How much of `bytes` is hashed.
     hashed: usize,
 }
+
+/// The longest key held without an allocation.
+const INLINE: usize = 128;
+
+/// A key's bytes: inline, or on the heap when longer than [`INLINE`].
+enum Buffer {
+    Inline { len: usize, bytes: [u8; INLINE] },
+    Heap(Vec<u8>),
+}
+
+impl Buffer {
+    /// An empty buffer for exactly `len` bytes.
+    fn with_len(len: usize) -> Self {
+        if len <= INLINE {
+            Self::Inline {
+                len: 0,
+                bytes: [0; INLINE],
+            }
+        } else {
+            Self::Heap(Vec::with_capacity(len))
+        }
+    }
+
+    fn as_slice(&self) -> &[u8] {
+        match self {
+            Self::Inline { len, bytes } => &bytes[..*len],
+            Self::Heap(bytes) => bytes,
+        }
+    }
+
+    fn extend(&mut self, more: &[u8]) {
+        match self {
+            Self::Inline { len, bytes } => {
+                // The buffer was made for the key's exact length, computed before writing.
+                bytes[*len..*len + more.len()].copy_from_slice(more);
+                *len += more.len();
+            }
+            Self::Heap(bytes) => bytes.extend_from_slice(more),
+        }
+    }
+}
+
+impl PartialEq for Buffer {
+    fn eq(&self, other: &Self) -> bool {
+        self.as_slice() == other.as_slice()
+    }
+}
+
+impl Eq for Buffer {}
 
 /// Every field is written as its length then its bytes, so that no two different requests write
 /// the same bytes. An absent URI part is written as this length, which no field can have.
@@ -101,13 +153,13 @@ impl Key {
             previous = Some(name);
         }
 
-        let mut key = Writer(Vec::with_capacity(len));
+        let mut key = Writer(Buffer::with_len(len));
         for part in parts {
             key.optional(part.map(str::as_bytes));
         }
         key.len(body.len());
-        let hashed = key.0.len();
-        key.0.extend_from_slice(body);
+        let hashed = key.0.as_slice().len();
+        key.0.extend(body);
         if in_order {
             for (name, value) in headers.iter().filter(kept) {
                 key.header(name, value);
@@ -120,10 +172,9 @@ impl Key {
                 key.header(name, value);
             }
         }
-        debug_assert_eq!(key.0.len(), len);
+        debug_assert_eq!(key.0.as_slice().len(), len);
         Some(Self {
-            // The capacity is exact, so this does not reallocate.
-            bytes: key.0.into_boxed_slice(),
+            bytes: key.0,
             hashed,
         })
     }
@@ -132,7 +183,7 @@ impl Key {
     /// at the start of the key, hashed in one go.
     pub(super) fn hash(&self, hasher: &impl BuildHasher) -> u64 {
         let mut state = hasher.build_hasher();
-        state.write(&self.bytes[..self.hashed]);
+        state.write(&self.bytes.as_slice()[..self.hashed]);
         state.finish()
     }
 
@@ -150,21 +201,21 @@ impl Key {
 impl fmt::Debug for Key {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_tuple("Key")
-            .field(&String::from_utf8_lossy(&self.bytes))
+            .field(&String::from_utf8_lossy(self.bytes.as_slice()))
             .finish()
     }
 }
 
-struct Writer(Vec<u8>);
+struct Writer(Buffer);
 
 impl Writer {
     fn len(&mut self, len: usize) {
-        self.0.extend_from_slice(&len.to_ne_bytes());
+        self.0.extend(&len.to_ne_bytes());
     }
 
     fn field(&mut self, bytes: &[u8]) {
         self.len(bytes.len());
-        self.0.extend_from_slice(bytes);
+        self.0.extend(bytes);
     }
 
     fn optional(&mut self, bytes: Option<&[u8]>) {

@@ -1126,6 +1126,30 @@ fn a_key_is_one_buffer_whatever_the_header_order() {
     assert_ne!(key(&get(USER)), key(&get("/users/7")));
 }
 
+#[test]
+fn short_and_long_keys_compare_alike() {
+    let ignored = TRACING_HEADERS;
+    let key = |request: &Request<Body>| Key::of(request, &ignored).expect("a buffered body");
+    // Keys around the length held inline, and far past it (a long credential).
+    for len in [0, 1, 40, 50, 60, 200, 4096] {
+        let token = "t".repeat(len);
+        let authorized = |token: &str| {
+            let mut request = get(USER);
+            request
+                .headers_mut()
+                .insert("authorization", token.parse().unwrap());
+            request
+        };
+        let one = authorized(&token);
+        let same = authorized(&token);
+        let other = authorized(&format!("{token}x"));
+        assert_eq!(key(&one), key(&same), "{len}");
+        assert_ne!(key(&one), key(&other), "{len}");
+        let hasher = std::hash::RandomState::new();
+        assert_eq!(key(&one).hash(&hasher), key(&same).hash(&hasher));
+    }
+}
+
 trait CloneHead {
     fn clone_head(&self) -> Self;
 }
