@@ -21,7 +21,10 @@
 //! thread, so a client's whole cost (its calls and hyper's connection tasks) lands on one thread,
 //! the same for all three. On the 2-vCPU machine this is written for, that is one busy thread per
 //! core; two backend workers made three busy threads on two cores, and measured lower and noisier
-//! throughput at 64 in flight. The backend still shares the machine with the clients.
+//! throughput at 64 in flight. On Linux each of the two threads is pinned to a core of its own
+//! (the clients' to the first, the backend's to the second), so neither migrates or takes the
+//! other's core in the middle of a measurement; elsewhere, and on a single core, they are left to
+//! the scheduler.
 //!
 //! Pools, the same for all three clients: HTTP/1.1 only, keep-alive with no limit on idle
 //! connections per host (`pool_max_idle_per_host(usize::MAX)`), idle connections closed after
@@ -110,6 +113,25 @@ struct Backend {
     stop: oneshot::Sender<()>,
 }
 
+/// Pins the calling thread to `cpu` (Linux, with more than one core); a no-op elsewhere.
+fn pin_to(cpu: usize) {
+    #[cfg(target_os = "linux")]
+    {
+        if std::thread::available_parallelism().map_or(1, usize::from) < 2 {
+            return;
+        }
+        // SAFETY: `set` is a zeroed `cpu_set_t` that CPU_SET fills in; sched_setaffinity reads
+        // `size_of` bytes of it for the calling thread (pid 0).
+        unsafe {
+            let mut set: libc::cpu_set_t = std::mem::zeroed();
+            libc::CPU_SET(cpu, &mut set);
+            libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set);
+        }
+    }
+    #[cfg(not(target_os = "linux"))]
+    let _ = cpu;
+}
+
 fn backend() -> Backend {
     async fn user(Path(id): Path<u64>) -> Json<User> {
         Json(User {
@@ -121,6 +143,7 @@ fn backend() -> Backend {
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(BACKEND_WORKERS)
         .thread_name("backend")
+        .on_thread_start(|| pin_to(1))
         .enable_all()
         .build()
         .expect("the backend runtime");
@@ -255,6 +278,7 @@ fn measure<F, Fut>(
 }
 
 fn bench(c: &mut Criterion) {
+    pin_to(0);
     let backend = backend();
     let addr = backend.addr;
     let clients = tokio::runtime::Builder::new_current_thread()
