@@ -122,6 +122,36 @@ impl ServedRequest {
         SERVED.scope(self, future)
     }
 
+    /// Polls `stream` with this request in scope: what [`scope`](Self::scope) does for a
+    /// future, for a stream whose items are produced while serving the request, such as an
+    /// implemented stream's events answering a browser's subscription. Calls made while
+    /// producing an item carry the request's session and forwarded headers.
+    ///
+    /// ```
+    /// use courier_core::context::ServedRequest;
+    /// use futures_util::StreamExt;
+    ///
+    /// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+    /// let (parts, ()) = http::Request::get("/api/sse").header("x-user", "ada").body(()).unwrap().into_parts();
+    /// let served = ServedRequest::new(parts, None);
+    /// let users = futures_util::stream::repeat_with(|| {
+    ///     ServedRequest::current().map(|served| served.parts().headers["x-user"].clone())
+    /// });
+    /// let mut users = served.scope_stream(users.take(2));
+    /// assert_eq!(users.next().await.flatten().unwrap(), "ada");
+    /// # });
+    /// ```
+    pub fn scope_stream<S: futures_core::Stream>(
+        self,
+        stream: S,
+    ) -> impl futures_core::Stream<Item = S::Item> {
+        // Boxed so that the closure below, and with it the returned stream, is `Unpin`.
+        let mut stream = Box::pin(stream);
+        futures_util::stream::poll_fn(move |cx| {
+            SERVED.sync_scope(self.clone(), || stream.as_mut().poll_next(cx))
+        })
+    }
+
     /// The request in scope, if a server is serving one on this task.
     pub fn current() -> Option<Self> {
         SERVED.try_with(Clone::clone).ok()

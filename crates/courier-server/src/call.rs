@@ -238,7 +238,7 @@ async fn form_of(parts: &http::request::Parts, bytes: bytes::Bytes) -> Result<Fo
 }
 
 /// The browser's request as the served context of the upstream call.
-fn served_request(parts: &http::request::Parts) -> ServedRequest {
+pub(crate) fn served_request(parts: &http::request::Parts) -> ServedRequest {
     let peer = parts
         .extensions
         .get::<ConnectInfo<SocketAddr>>()

@@ -34,6 +34,9 @@
 //!   while idle ([`Proxy::keep_alive`]); a handler error sends `event: error` with
 //!   `{"error":{"code":"STREAM_FAILED","message"}}` and ends the response. The response is
 //!   pulled by the connection, so a slow reader holds the handler back rather than buffering.
+//!   The handler's stream is polled with the browser's request as the served context
+//!   ([`ServedRequest::scope_stream`](courier_core::context::ServedRequest::scope_stream)), so
+//!   calls it makes carry that user's session and forwarded headers.
 //! - **Channels**: each socket joins the source's [`Hub`](courier_core::live::Hub) (the one
 //!   its `ApiDef` carries, so in-process callers share topics with
 //!   it); messages are JSON text frames both ways; a hello frame announced with `_h=1` is read
@@ -44,6 +47,10 @@
 //!   [`Proxy::max_message_size`] with 1009; an `on_join` refusal closes with 1008 and its
 //!   reason; a subscriber that falls more than [`Proxy::buffer`] messages behind is closed with
 //!   1013; when a push channel ends, 1000. An `on_message` error is logged and the socket stays.
+//!   `on_join` and `on_message` run on the socket's task with the browser's handshake request
+//!   as the served context, so calls they make carry that user's session and forwarded headers;
+//!   a push handler, shared by a topic's subscribers, and an `on_leave` run after the socket
+//!   is gone, serve nobody in particular and carry none.
 //! - **Remote streams** (`.get()`, `.via()`) are proxied: the opening request goes through the
 //!   source's client with the browser's request as the served context and its `Last-Event-ID`,
 //!   and the upstream's answer comes back as it is, the event stream's bytes unchanged.
@@ -422,7 +429,11 @@ async fn serve_stream(
         .and_then(|v| v.to_str().ok())
         .map(str::to_owned);
     let path = endpoint.path().to_owned();
-    let events = handler.open(request).scan(false, move |failed, item| {
+    // The handler produces its events while serving the browser's request: calls it makes
+    // carry that user's session and forwarded headers.
+    let served = call::served_request(&parts);
+    let events = served.scope_stream(handler.open(request));
+    let events = events.scan(false, move |failed, item| {
         if *failed {
             return std::future::ready(None);
         }
@@ -572,14 +583,17 @@ async fn serve_channel(
     }
     let buffer = live.buffer;
     let shutdown = live.shutdown.clone();
+    // The member's handlers run on this socket's task while serving the browser's request:
+    // calls `on_join` and `on_message` make carry that user's session and forwarded headers.
+    let served = call::served_request(&parts);
     Ok(upgrade.on_upgrade(move |mut socket| {
-        shutdown.clone().track(async move {
+        shutdown.clone().track(served.scope(async move {
             let Some(hello) = read_hello(&mut socket, announced).await else {
                 return;
             };
             let stop = shutdown.token().clone();
             run_socket(socket, api, endpoint, variables, buffer, hello, stop).await;
-        })
+        }))
     }))
 }
 
