@@ -739,29 +739,16 @@ async fn proxy_socket(
                 }
             },
             received = socket.recv() => {
-                // The same rules as an implemented channel's: JSON text (or binary holding
-                // it), 1003 otherwise, 1009 over the size limit.
-                let text = match received {
-                    Some(Ok(Message::Text(text))) => text.as_str().to_owned(),
-                    Some(Ok(Message::Binary(bytes))) => match String::from_utf8(bytes.to_vec()) {
-                        Ok(text) => text,
-                        Err(_) => {
-                            let _ = socket.send(close(1003, "a message is JSON text")).await;
-                            break;
-                        }
-                    },
-                    Some(Err(e)) => {
-                        if is_too_large(e) {
-                            let _ = socket.send(close(1009, "a message is over the size limit")).await;
+                // The same rules as an implemented channel's.
+                let message = match inbound(received) {
+                    Inbound::Message(message) => message,
+                    Inbound::Skip => continue,
+                    Inbound::End(close) => {
+                        if let Some(close) = close {
+                            let _ = socket.send(close).await;
                         }
                         break;
                     }
-                    Some(Ok(Message::Close(_))) | None => break,
-                    Some(Ok(_)) => continue,
-                };
-                let Ok(message) = serde_json::from_str::<Value>(&text) else {
-                    let _ = socket.send(close(1003, "a message is JSON text")).await;
-                    break;
                 };
                 if let Err(e) = upstream.send(message) {
                     let _ = socket.send(close(1008, e.to_string())).await;
@@ -786,10 +773,44 @@ fn close(code: u16, reason: impl Into<String>) -> Message {
 }
 
 /// Whether a socket's read failed on a message or frame over the size limit.
-fn is_too_large(error: axum::Error) -> bool {
+/// A browser's frame on a channel's socket, by the channel rules: a message is JSON text, or
+/// binary holding it; anything else closes the socket with 1003, a frame over the size limit
+/// with 1009.
+enum Inbound {
+    Message(Value),
+    /// A ping, a pong: nothing to hand on.
+    Skip,
+    /// The socket is done: closed by the browser, broken, or to be closed with this frame.
+    End(Option<Message>),
+}
+
+fn inbound(received: Option<Result<Message, axum::Error>>) -> Inbound {
+    let not_json = || Inbound::End(Some(close(1003, "a message is JSON text")));
+    let text = match received {
+        Some(Ok(Message::Text(text))) => text.as_str().to_owned(),
+        Some(Ok(Message::Binary(bytes))) => match String::from_utf8(bytes.to_vec()) {
+            Ok(text) => text,
+            Err(_) => return not_json(),
+        },
+        Some(Err(e)) if is_too_large(&e) => {
+            return Inbound::End(Some(close(1009, "a message is over the size limit")))
+        }
+        Some(Err(_)) | Some(Ok(Message::Close(_))) | None => return Inbound::End(None),
+        Some(Ok(_)) => return Inbound::Skip,
+    };
+    match serde_json::from_str::<Value>(&text) {
+        Ok(message) => Inbound::Message(message),
+        Err(_) => not_json(),
+    }
+}
+
+fn is_too_large(error: &axum::Error) -> bool {
+    use std::error::Error as _;
     use tokio_tungstenite::tungstenite::Error;
-    let inner = error.into_inner();
-    matches!(inner.downcast_ref::<Error>(), Some(Error::Capacity(_)))
+    error
+        .source()
+        .and_then(|source| source.downcast_ref::<Error>())
+        .is_some_and(|error| matches!(error, Error::Capacity(_)))
 }
 
 /// Whether a first frame is courier's hello.
@@ -864,27 +885,15 @@ async fn run_socket(
                 None => break,
             },
             received = socket.recv() => {
-                let text = match received {
-                    Some(Ok(Message::Text(text))) => text.as_str().to_owned(),
-                    Some(Ok(Message::Binary(bytes))) => match String::from_utf8(bytes.to_vec()) {
-                        Ok(text) => text,
-                        Err(_) => {
-                            let _ = socket.send(close(1003, "a message is JSON text")).await;
-                            break;
-                        }
-                    },
-                    Some(Err(e)) => {
-                        if is_too_large(e) {
-                            let _ = socket.send(close(1009, "a message is over the size limit")).await;
+                let message = match inbound(received) {
+                    Inbound::Message(message) => message,
+                    Inbound::Skip => continue,
+                    Inbound::End(close) => {
+                        if let Some(close) = close {
+                            let _ = socket.send(close).await;
                         }
                         break;
                     }
-                    Some(Ok(Message::Close(_))) | None => break,
-                    Some(Ok(_)) => continue,
-                };
-                let Ok(message) = serde_json::from_str::<Value>(&text) else {
-                    let _ = socket.send(close(1003, "a message is JSON text")).await;
-                    break;
                 };
                 if std::mem::take(&mut first) && is_hello(&message) {
                     continue;
