@@ -43,30 +43,7 @@ get = "/:id"
     )
     .unwrap();
 
-    let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_courier"))
-        .args([
-            "serve",
-            "--config",
-            config.to_str().unwrap(),
-            "--listen",
-            "127.0.0.1:0",
-        ])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .kill_on_drop(true)
-        .spawn()
-        .unwrap();
-    let mut stdout = BufReader::new(child.stdout.take().unwrap());
-    let mut line = String::new();
-    tokio::time::timeout(Duration::from_secs(30), stdout.read_line(&mut line))
-        .await
-        .expect("the listening line within 30 s")
-        .unwrap();
-    let addr = line
-        .trim()
-        .strip_prefix("listening on http://")
-        .unwrap_or_else(|| panic!("{line:?}"))
-        .to_owned();
+    let (mut child, addr) = spawn_serve(&config, &[]).await;
 
     let mut tcp = tokio::net::TcpStream::connect(&addr).await.unwrap();
     tcp.write_all(
@@ -187,8 +164,15 @@ stream = "/events"
         ),
     )
     .unwrap();
+    spawn_serve(&config, extra).await
+}
+
+/// `courier serve` on `config` (an ephemeral port) with `extra` arguments, and the address its
+/// "listening on" line gives.
+async fn spawn_serve(config: &std::path::Path, extra: &[&str]) -> (tokio::process::Child, String) {
     let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_courier"))
-        .args(["serve", "-c", config.to_str().unwrap(), "-l", "127.0.0.1:0"])
+        .args(["serve", "--config", config.to_str().unwrap()])
+        .args(["--listen", "127.0.0.1:0"])
         .args(extra)
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())

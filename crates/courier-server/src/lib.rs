@@ -744,9 +744,7 @@ async fn proxy_socket(
                     Inbound::Message(message) => message,
                     Inbound::Skip => continue,
                     Inbound::End(close) => {
-                        if let Some(close) = close {
-                            let _ = socket.send(close).await;
-                        }
+                        end(&mut socket, close).await;
                         break;
                     }
                 };
@@ -782,6 +780,13 @@ enum Inbound {
     Skip,
     /// The socket is done: closed by the browser, broken, or to be closed with this frame.
     End(Option<Message>),
+}
+
+/// Sends the close frame `inbound` asked for, if any, before the loop ends.
+async fn end(socket: &mut WebSocket, close: Option<Message>) {
+    if let Some(close) = close {
+        let _ = socket.send(close).await;
+    }
 }
 
 fn inbound(received: Option<Result<Message, axum::Error>>) -> Inbound {
@@ -889,9 +894,7 @@ async fn run_socket(
                     Inbound::Message(message) => message,
                     Inbound::Skip => continue,
                     Inbound::End(close) => {
-                        if let Some(close) = close {
-                            let _ = socket.send(close).await;
-                        }
+                        end(&mut socket, close).await;
                         break;
                     }
                 };

@@ -66,7 +66,7 @@ struct Inner {
     stack: Stack,
     /// Each endpoint's stack, at its [ordinal](ResolvedEndpoint::ordinal), with the address of
     /// the endpoint it was built for.
-    services: Vec<Option<(usize, EndpointService)>>,
+    services: Vec<(usize, EndpointService)>,
     ws: courier_core::WsOptions,
     /// Set for a proxy caller's client: calls go to the proxy route.
     proxy: Option<Route>,
@@ -179,15 +179,17 @@ impl ClientBuilder {
                 }
             }
         };
-        let endpoints = self.api.endpoints();
-        let mut services = Vec::new();
-        services.resize_with(endpoints.len(), || None);
-        for endpoint in endpoints {
-            let service = stack.service(endpoint, &transports, None)?;
-            if let Some(slot) = services.get_mut(endpoint.ordinal()) {
-                *slot = Some((address(endpoint), service));
-            }
-        }
+        // Ordinals run from 0 up to the number of endpoints: in their order, each stack sits at
+        // its endpoint's ordinal.
+        let mut endpoints = self.api.endpoints();
+        endpoints.sort_by_key(|endpoint| endpoint.ordinal());
+        let services = endpoints
+            .into_iter()
+            .map(|endpoint| {
+                let service = stack.service(endpoint, &transports, None)?;
+                Ok((address(endpoint), service))
+            })
+            .collect::<Result<Vec<_>, Error>>()?;
         Ok(Client {
             inner: Arc::new(Inner {
                 api: self.api,
@@ -516,7 +518,7 @@ impl Client {
             options.filter(|o| o.transport().fetch.is_some() || o.transport().dispatcher.is_some());
         if own_transport.is_none() {
             // The endpoint's own stack, unless it comes from another API than the client's.
-            if let Some(Some((built_for, service))) = self.inner.services.get(endpoint.ordinal()) {
+            if let Some((built_for, service)) = self.inner.services.get(endpoint.ordinal()) {
                 if *built_for == address(endpoint) {
                     return Ok(service.clone());
                 }
