@@ -60,6 +60,23 @@ impl Body {
         }
     }
 
+    /// The bytes of a buffered body that has not been read yet, taken out; any other body is
+    /// handed back as it is.
+    ///
+    /// ```
+    /// use courier_core::Body;
+    ///
+    /// assert_eq!(Body::from("{}").into_bytes().ok().as_deref(), Some(&b"{}"[..]));
+    /// let streamed = Body::new(http_body_util::Full::new(bytes::Bytes::from("{}")));
+    /// assert!(streamed.into_bytes().is_err());
+    /// ```
+    pub fn into_bytes(self) -> Result<Bytes, Self> {
+        match self.0 {
+            Inner::Full(bytes) => Ok(bytes.unwrap_or_default()),
+            other => Err(Self(other)),
+        }
+    }
+
     /// The bytes of a buffered body that has not been read yet.
     pub fn as_bytes(&self) -> Option<&[u8]> {
         match &self.0 {

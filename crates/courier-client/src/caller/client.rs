@@ -21,7 +21,7 @@ use courier_layers::session::{Session, SessionLayer};
 use courier_layers::timeout::{Timeout, TimeoutLayer};
 use http::{Method, Request, Response, StatusCode};
 use http_body_util::BodyExt;
-use serde_json::Value;
+use serde_json::{Map, Value};
 use std::future::Future;
 use std::pin::{pin, Pin};
 use std::sync::atomic::AtomicBool;
@@ -392,7 +392,12 @@ impl Client {
         options: Option<&CallOptions>,
     ) -> Result<HttpResponse<R>, Error> {
         let api = &self.inner.api;
-        let mut request = self.request(endpoint, variables, options).await?;
+        // Without path options to resolve (which may be async) the request is built at once.
+        let mut request = if self.inner.proxy.is_none() && endpoint.path_options().is_empty() {
+            self.build(endpoint, variables, &Map::new(), options)?
+        } else {
+            self.request(endpoint, variables, options).await?
+        };
         let method = request.method().clone();
         let meta = self.meta(endpoint, options);
         let timeout = meta.timeout_value();
@@ -402,7 +407,19 @@ impl Client {
             let done = Arc::new(AtomicBool::new(false));
             *request.body_mut() = Body::new(ProgressBody::new(body, progress.clone(), done));
         }
-        let response = self.dispatch(endpoint, request, options).await?;
+        let response = match self
+            .inner
+            .proxy
+            .as_ref()
+            .and_then(|route| route.jar.as_ref())
+        {
+            None => self
+                .service_for(endpoint, options)?
+                .oneshot(request)
+                .await
+                .map_err(Error::from_stack)?,
+            Some(_) => self.dispatch(endpoint, request, options).await?,
+        };
         let (parts, body) = response.into_parts();
 
         if parts.status.as_u16() >= 400 {
@@ -472,8 +489,19 @@ impl Client {
         let values = resolve_path_options(endpoint.path_options(), None)
             .await
             .map_err(Error::path_options)?;
+        self.build(endpoint, variables, &values, options)
+    }
+
+    /// Builds `endpoint`'s request with its path options resolved to `values`.
+    fn build(
+        &self,
+        endpoint: &ResolvedEndpoint,
+        variables: Variables,
+        values: &Map<String, Value>,
+        options: Option<&CallOptions>,
+    ) -> Result<Request<Body>, Error> {
         let headers = options.map(CallOptions::headers);
-        let mut request = build_request(&self.inner.api, endpoint, variables, &values, headers)
+        let mut request = build_request(&self.inner.api, endpoint, variables, values, headers)
             .map_err(Error::request)?;
         if let Some(served) = options.and_then(CallOptions::context_value) {
             request.extensions_mut().insert(served.clone());
