@@ -297,7 +297,7 @@ pub mod future {
             S: Service<Request<ReqBody>, Response = Response<ResBody>>,
         {
             #[pin]
-            state: State<S::Future>,
+            state: State<S::Future, ReqBody>,
             // `None` for a call that cannot be retried: its first outcome is its last.
             again: Option<Again<S, ReqBody>>,
             _body: PhantomData<fn() -> ResBody>,
@@ -306,18 +306,22 @@ pub mod future {
 
     pin_project! {
         #[project = StateProj]
-        enum State<F> {
+        enum State<F, B> {
             // An attempt in flight.
             Calling {
                 #[pin]
                 future: F,
             },
-            // Waiting out the delay before the next attempt (boxed: most calls never wait).
+            // Waiting out the delay before the next attempt (boxed: most calls never wait),
+            // with that attempt's request.
             Waiting {
                 sleep: Pin<Box<Sleep>>,
+                request: Option<Request<B>>,
             },
             // Waiting for the inner service to be ready for the next attempt.
-            Readying,
+            Readying {
+                request: Option<Request<B>>,
+            },
         }
     }
 
@@ -328,8 +332,6 @@ pub mod future {
         shared: Arc<Shared>,
         /// Attempts that have finished.
         attempts: u32,
-        /// The request of the next attempt, made when a retry is decided.
-        next: Option<Request<B>>,
     }
 
     impl<S, B: BufferedBody> Again<S, B> {
@@ -339,7 +341,6 @@ pub mod future {
                 service,
                 shared,
                 attempts: 0,
-                next: None,
             }
         }
 
@@ -349,10 +350,9 @@ pub mod future {
         fn retry<T, E: fmt::Display>(
             &mut self,
             result: &Result<Response<T>, E>,
-        ) -> Option<Duration> {
+        ) -> Option<(Duration, Request<B>)> {
             let delay = self.delay(result)?;
-            self.next = Some(self.copy.to_request()?);
-            Some(delay)
+            Some((delay, self.copy.to_request()?))
         }
 
         /// Counts the attempt that ended with `result`, and says how long to wait before the
@@ -451,25 +451,27 @@ pub mod future {
                 match this.state.as_mut().project() {
                     StateProj::Calling { future } => {
                         let result = ready!(future.poll(cx));
-                        let delay = this.again.as_mut().and_then(|a| a.retry(&result));
-                        let Some(delay) = delay else {
+                        let next = this.again.as_mut().and_then(|a| a.retry(&result));
+                        let Some((delay, request)) = next else {
                             return Poll::Ready(result);
                         };
                         // The response is dropped unread: its connection is not reused.
                         drop(result);
                         let sleep = Box::pin(tokio::time::sleep(delay));
-                        this.state.set(State::Waiting { sleep });
+                        let request = Some(request);
+                        this.state.set(State::Waiting { sleep, request });
                     }
-                    StateProj::Waiting { sleep } => {
+                    StateProj::Waiting { sleep, request } => {
                         ready!(sleep.as_mut().poll(cx));
-                        this.state.set(State::Readying);
+                        let request = request.take();
+                        this.state.set(State::Readying { request });
                     }
-                    StateProj::Readying => {
+                    StateProj::Readying { request } => {
                         let Some(again) = this.again.as_mut() else {
                             unreachable!("a call that cannot be retried never waits to retry");
                         };
                         ready!(again.service.poll_ready(cx))?;
-                        let Some(request) = again.next.take() else {
+                        let Some(request) = request.take() else {
                             unreachable!("a retry is decided with its request made");
                         };
                         let future = again.service.call(request);
@@ -488,7 +490,7 @@ pub mod future {
             let state = match self.state {
                 State::Calling { .. } => "calling",
                 State::Waiting { .. } => "waiting",
-                State::Readying => "readying",
+                State::Readying { .. } => "readying",
             };
             f.debug_struct("ResponseFuture")
                 .field("state", &state)

@@ -398,7 +398,7 @@ impl Client {
         } else {
             self.request(endpoint, variables, options).await?
         };
-        let method = request.method().clone();
+        let head = request.method() == Method::HEAD;
         let meta = self.meta(endpoint, options);
         let timeout = meta.timeout_value();
         request.extensions_mut().insert(meta);
@@ -418,7 +418,9 @@ impl Client {
                 .oneshot(request)
                 .await
                 .map_err(Error::from_stack)?,
-            Some(_) => self.dispatch(endpoint, request, options).await?,
+            // Boxed: only a proxy caller with a cookie jar goes this way, and its future would
+            // otherwise set the size of every call's.
+            Some(_) => Box::pin(self.dispatch(endpoint, request, options)).await?,
         };
         let (parts, body) = response.into_parts();
 
@@ -437,7 +439,7 @@ impl Client {
             ResponseBody::Stream(body)
         } else {
             let bytes = collect(body, timeout).await?;
-            if parts.status == StatusCode::NO_CONTENT || method == Method::HEAD {
+            if parts.status == StatusCode::NO_CONTENT || head {
                 ResponseBody::Empty
             } else if let Some(parser) = &api.options().response_parser {
                 let value = parser
