@@ -304,7 +304,8 @@ where
         match join {
             None => ResponseFuture::passthrough(self.take_ready().call(request)),
             Some(Join::Leading(lead)) => {
-                ResponseFuture::leading(Leader::new(self.take_ready().call(request), lead))
+                let mut inner = self.take_ready();
+                ResponseFuture::leading(Leader::new(move || inner.call(request), lead))
             }
             Some(Join::Waiting { waiter, waiters }) => {
                 // The ready inner service stays where it is, unused, for the next call.

@@ -46,9 +46,11 @@ fn wants_stream(name: &HeaderName, value: &HeaderValue) -> bool {
 /// as on the wire. A header map filled in name order (the usual case) is written as it
 /// iterates; only another order is sorted first.
 ///
-/// The buffer starts with what is cheap to hash and tells reads apart: the method, the URI and
-/// the body's length. That part is [hashed](Key::hash) to find a call in flight; the whole
-/// buffer is compared on a hash hit, so a hash collision never shares a call.
+/// The buffer starts with what is cheap to hash and tells one service's reads apart: the
+/// method, the path and query, and the body's length. That part is [hashed](Key::hash) to find
+/// a call in flight; the scheme and authority (the same for every read of an endpoint, almost
+/// always), the body and the headers follow, and the whole buffer is compared on a hash hit, so
+/// a hash collision never shares a call.
 ///
 /// A key of up to [`INLINE`] bytes, the usual read's (method, URI, a few headers), is held
 /// inline; a longer one (long credentials, a body) is allocated.
@@ -108,13 +110,15 @@ impl PartialEq for Buffer {
 
 impl Eq for Buffer {}
 
-/// Every field is written as its length then its bytes, so that no two different requests write
-/// the same bytes. An absent URI part is written as this length, which no field can have.
-const ABSENT: usize = usize::MAX;
+/// Every field is written as its length (four bytes: a field of 4 GiB or more is never keyed)
+/// then its bytes, so that no two different requests write the same bytes. An absent URI part
+/// is written as this length, which no keyed field has.
+const ABSENT: u32 = u32::MAX;
 
 impl Key {
     /// The key of `request`, whose body is `body`; `None` when a header asks for an event
-    /// stream or a protocol upgrade, whose response cannot be shared.
+    /// stream or a protocol upgrade, whose response cannot be shared, or when a field is 4 GiB
+    /// or longer (such a read is sent unshared).
     pub(super) fn new<B>(
         request: &Request<B>,
         body: &[u8],
@@ -124,15 +128,22 @@ impl Key {
         let kept = |(name, _): &(&HeaderName, &HeaderValue)| !ignored.contains(name);
 
         let uri = request.uri();
-        let parts = [
+        let hashed_parts = [
             Some(request.method().as_str()),
-            uri.scheme_str(),
-            uri.authority().map(Authority::as_str),
             uri.path_and_query().map(PathAndQuery::as_str),
         ];
-        let field = |len: usize| size_of::<usize>() + len;
+        let other_parts = [uri.scheme_str(), uri.authority().map(Authority::as_str)];
+        let field = |len: usize| size_of::<u32>() + len;
+        let parts = hashed_parts.iter().chain(&other_parts);
+        if parts
+            .clone()
+            .flatten()
+            .any(|part| part.len() >= ABSENT as usize)
+            || body.len() >= ABSENT as usize
+        {
+            return None;
+        }
         let mut len = parts
-            .iter()
             .map(|part| field(part.map_or(0, str::len)))
             .sum::<usize>()
             + field(body.len());
@@ -148,17 +159,23 @@ impl Key {
             if !kept(&header) {
                 continue;
             }
+            if value.len() >= ABSENT as usize {
+                return None;
+            }
             len += field(name.as_str().len()) + field(value.len());
             in_order &= previous.is_none_or(|previous| previous.as_str() <= name.as_str());
             previous = Some(name);
         }
 
         let mut key = Writer(Buffer::with_len(len));
-        for part in parts {
+        for part in hashed_parts {
             key.optional(part.map(str::as_bytes));
         }
         key.len(body.len());
         let hashed = key.0.as_slice().len();
+        for part in other_parts {
+            key.optional(part.map(str::as_bytes));
+        }
         key.0.extend(body);
         if in_order {
             for (name, value) in headers.iter().filter(kept) {
@@ -179,8 +196,8 @@ impl Key {
         })
     }
 
-    /// The hash a call with this key is found by: of the method, URI and body length, written
-    /// at the start of the key, hashed in one go.
+    /// The hash a call with this key is found by: of the method, path and query, and body
+    /// length, written at the start of the key, hashed in one go.
     pub(super) fn hash(&self, hasher: &impl BuildHasher) -> u64 {
         let mut state = hasher.build_hasher();
         state.write(&self.bytes.as_slice()[..self.hashed]);
@@ -209,7 +226,9 @@ impl fmt::Debug for Key {
 struct Writer(Buffer);
 
 impl Writer {
+    /// Writes a length, which [`Key::new`] checked to be below [`ABSENT`].
     fn len(&mut self, len: usize) {
+        let len = u32::try_from(len).unwrap_or(ABSENT);
         self.0.extend(&len.to_ne_bytes());
     }
 
@@ -221,7 +240,7 @@ impl Writer {
     fn optional(&mut self, bytes: Option<&[u8]>) {
         match bytes {
             Some(bytes) => self.field(bytes),
-            None => self.len(ABSENT),
+            None => self.0.extend(&ABSENT.to_ne_bytes()),
         }
     }
 

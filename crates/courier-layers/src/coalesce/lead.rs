@@ -31,15 +31,19 @@ pub(super) struct Leader<F> {
 }
 
 impl<F> Leader<F> {
-    pub(super) fn new<B, E>(future: F, lead: Lead) -> Self
+    /// Leads the call `lead` registered, made by `call` (the inner service's call): made
+    /// straight into its box, so that the future is not copied there.
+    pub(super) fn new<B, E>(call: impl FnOnce() -> F, lead: Lead) -> Self
     where
         F: Future<Output = Result<Response<B>, E>> + Send + 'static,
         E: Into<BoxError>,
         B: http_body::Body<Data = Bytes> + Send + 'static,
         B::Error: Into<BoxError>,
     {
+        // `lead` abandons the call if `call` panics.
+        let future = Box::pin(call());
         Self {
-            call: lead.take().map(|ticket| (Box::pin(future), ticket)),
+            call: lead.take().map(|ticket| (future, ticket)),
             hand_off: hand_off::<F, B, E>,
             polling: false,
         }

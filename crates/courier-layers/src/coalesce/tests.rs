@@ -1150,6 +1150,22 @@ fn short_and_long_keys_compare_alike() {
     }
 }
 
+#[test]
+fn reads_of_two_hosts_hash_alike_and_never_share() {
+    let ignored = TRACING_HEADERS;
+    let key = |uri: &str| Key::of(&get(uri), &ignored).expect("a buffered body");
+    let hasher = std::hash::RandomState::new();
+    let here = key("http://127.0.0.1:9/users/7");
+    let there = key("http://127.0.0.2:9/users/7");
+    let tls = key("https://127.0.0.1:9/users/7");
+    // The hash covers the method, path and query: only the full key tells the hosts apart.
+    assert_eq!(here.hash(&hasher), there.hash(&hasher));
+    assert_eq!(here.hash(&hasher), tls.hash(&hasher));
+    assert_ne!(here, there);
+    assert_ne!(here, tls);
+    assert_ne!(key("http://127.0.0.1:9/users/7?a=1").hash(&hasher), here.hash(&hasher));
+}
+
 trait CloneHead {
     fn clone_head(&self) -> Self;
 }
