@@ -276,7 +276,7 @@ impl<S: fmt::Debug> fmt::Debug for Coalesce<S> {
 
 impl<S, ReqBody, ResBody> Service<Request<ReqBody>> for Coalesce<S>
 where
-    S: Service<Request<ReqBody>, Response = Response<ResBody>> + Clone,
+    S: Service<Request<ReqBody>, Response = Response<ResBody>>,
     S::Future: Send + 'static,
     S::Error: Into<BoxError>,
     ReqBody: BufferedBody,
@@ -302,9 +302,11 @@ where
             })
             .flatten();
         match join {
-            None => ResponseFuture::passthrough(self.take_ready().call(request)),
+            // The inner service is called here, once, after `poll_ready` readied it: the
+            // future owns no service, so none is cloned.
+            None => ResponseFuture::passthrough(self.inner.call(request)),
             Some(Join::Leading(lead)) => {
-                let mut inner = self.take_ready();
+                let inner = &mut self.inner;
                 ResponseFuture::leading(Leader::new(move || inner.call(request), lead))
             }
             Some(Join::Waiting { waiter, waiters }) => {
@@ -319,14 +321,5 @@ where
                 ResponseFuture::waiting(waiter)
             }
         }
-    }
-}
-
-impl<S: Clone> Coalesce<S> {
-    /// The inner service `poll_ready` made ready, leaving a clone in its place: the clone is
-    /// polled ready before the next call (tower's pattern for services that call a clone).
-    fn take_ready(&mut self) -> S {
-        let clone = self.inner.clone();
-        std::mem::replace(&mut self.inner, clone)
     }
 }

@@ -1163,7 +1163,10 @@ fn reads_of_two_hosts_hash_alike_and_never_share() {
     assert_eq!(here.hash(&hasher), tls.hash(&hasher));
     assert_ne!(here, there);
     assert_ne!(here, tls);
-    assert_ne!(key("http://127.0.0.1:9/users/7?a=1").hash(&hasher), here.hash(&hasher));
+    assert_ne!(
+        key("http://127.0.0.1:9/users/7?a=1").hash(&hasher),
+        here.hash(&hasher)
+    );
 }
 
 trait CloneHead {
