@@ -57,12 +57,7 @@ get = "/:id"
     let body: Value = serde_json::from_str(answer.split("\r\n\r\n").nth(1).unwrap()).unwrap();
     assert_eq!(body, json!({ "id": 7 }));
 
-    let pid = child.id().unwrap().to_string();
-    let killed = std::process::Command::new("kill")
-        .args(["-TERM", &pid])
-        .status()
-        .unwrap();
-    assert!(killed.success());
+    sigterm(&child);
     let status = tokio::time::timeout(Duration::from_secs(30), child.wait())
         .await
         .expect("courier stops within 30 s")

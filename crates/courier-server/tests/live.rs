@@ -17,6 +17,8 @@ use std::time::Duration;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio_tungstenite::tungstenite::Message;
 
+mod support;
+
 struct Served {
     addr: SocketAddr,
     api: ApiDef,
@@ -275,25 +277,12 @@ async fn refusals_are_json_with_a_code() {
     }
 }
 
-type Client = tokio_tungstenite::WebSocketStream<tokio::net::TcpStream>;
+use support::{next_json, Socket as Client};
 
 async fn socket(addr: SocketAddr, name: &str, variables: Value) -> Client {
     let url = format!("ws://{addr}/api/ws?{}", query("live", name, &variables));
     let tcp = tokio::net::TcpStream::connect(addr).await.unwrap();
     tokio_tungstenite::client_async(url, tcp).await.unwrap().0
-}
-
-async fn next_json(ws: &mut Client) -> Value {
-    loop {
-        let message = tokio::time::timeout(Duration::from_secs(10), ws.next())
-            .await
-            .expect("a message within 10 s")
-            .expect("open")
-            .expect("no error");
-        if let Message::Text(text) = message {
-            return serde_json::from_str(text.as_str()).unwrap();
-        }
-    }
 }
 
 /// Reads until the close frame; its code and reason.

@@ -18,6 +18,9 @@ use std::net::SocketAddr;
 use std::time::Duration;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
+mod support;
+use support::listen;
+
 fn pick(headers: &HeaderMap, name: &str) -> Value {
     let values: Vec<&str> = headers
         .get_all(name)
@@ -103,10 +106,7 @@ async fn backend() -> SocketAddr {
                 seen("POST", "/users".into(), None, &h, body)
             }),
         );
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    tokio::spawn(async move { axum::serve(listener, app).await });
-    addr
+    listen(app).await
 }
 
 fn api(upstream: SocketAddr) -> ApiDef {
@@ -716,26 +716,7 @@ async fn a_remote_channel_is_proxied_with_the_hellos_headers() {
             }
         }
     });
-    let api = ApiDef::builder()
-        .base_url(format!("http://{upstream}"))
-        .allowed_headers(["x-tenant"])
-        .group(
-            "chat",
-            GroupDef::new().expose(true).endpoint(
-                "room",
-                courier_core::ChannelEndpoint::connect("/rooms/:id").send(),
-            ),
-        )
-        .build()
-        .unwrap();
-    let app = Proxy::new()
-        .source("demo", api)
-        .ws_path("/api/ws")
-        .into_router()
-        .unwrap();
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let proxy = listener.local_addr().unwrap();
-    tokio::spawn(async move { axum::serve(listener, app).await });
+    let proxy = listen(chat_proxy(upstream, ["x-tenant"]).into_router().unwrap()).await;
 
     let tcp = tokio::net::TcpStream::connect(proxy).await.unwrap();
     // `_h=1`: a hello frame follows.
@@ -761,6 +742,25 @@ async fn a_remote_channel_is_proxied_with_the_hellos_headers() {
     );
     assert_eq!(next_text(&mut browser).await, r#"{"text":"hi"}"#);
     assert_eq!(tenant.recv().await.unwrap().as_deref(), Some("acme"));
+}
+
+/// A proxy (its WebSocket path `/api/ws`) for one source, `demo`: an exposed remote channel
+/// `chat.room` at `upstream`'s `/rooms/:id` that takes messages, `allowed` crossing from the
+/// browser.
+fn chat_proxy<const N: usize>(upstream: SocketAddr, allowed: [&str; N]) -> Proxy {
+    let api = ApiDef::builder()
+        .base_url(format!("http://{upstream}"))
+        .allowed_headers(allowed)
+        .group(
+            "chat",
+            GroupDef::new().expose(true).endpoint(
+                "room",
+                courier_core::ChannelEndpoint::connect("/rooms/:id").send(),
+            ),
+        )
+        .build()
+        .unwrap();
+    Proxy::new().source("demo", api).ws_path("/api/ws")
 }
 
 /// The next text frame a test's socket receives, within 10 s.
@@ -856,9 +856,7 @@ async fn the_upstream_body_is_streamed_back_not_buffered() {
             }
         }),
     );
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let upstream = listener.local_addr().unwrap();
-    tokio::spawn(async move { axum::serve(listener, app).await });
+    let upstream = listen(app).await;
     let api = ApiDef::builder()
         .base_url(format!("http://{upstream}"))
         .group(
@@ -870,9 +868,7 @@ async fn the_upstream_body_is_streamed_back_not_buffered() {
         .build()
         .unwrap();
     let app = Proxy::new().source("demo", api).into_router().unwrap();
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let proxy = listener.local_addr().unwrap();
-    tokio::spawn(async move { axum::serve(listener, app).await });
+    let proxy = listen(app).await;
 
     let mut tcp = tokio::net::TcpStream::connect(proxy).await.unwrap();
     tcp.write_all(
@@ -922,26 +918,11 @@ async fn a_remote_channels_messages_follow_the_implemented_channels_rules() {
             });
         }
     });
-    let api = ApiDef::builder()
-        .base_url(format!("http://{upstream}"))
-        .group(
-            "chat",
-            GroupDef::new().expose(true).endpoint(
-                "room",
-                courier_core::ChannelEndpoint::connect("/rooms/:id").send(),
-            ),
-        )
-        .build()
-        .unwrap();
-    let app = Proxy::new()
-        .source("demo", api)
-        .ws_path("/api/ws")
+    let app = chat_proxy(upstream, [""; 0])
         .max_message_size(64)
         .into_router()
         .unwrap();
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let proxy = listener.local_addr().unwrap();
-    tokio::spawn(async move { axum::serve(listener, app).await });
+    let proxy = listen(app).await;
     let open = || async move {
         let tcp = tokio::net::TcpStream::connect(proxy).await.unwrap();
         let url = format!("ws://{proxy}/api/ws?_s=demo&_g=chat&_m=room&_v=%7B%22id%22%3A1%7D");

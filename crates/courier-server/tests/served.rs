@@ -10,7 +10,7 @@ use courier_core::{
     HttpEndpoint, Peer, PeerHandler, StreamEndpoint, StreamHandler,
 };
 use courier_server::Proxy;
-use futures_util::{SinkExt, StreamExt};
+use futures_util::SinkExt;
 use serde_json::{json, Value};
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -19,12 +19,8 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio_tungstenite::tungstenite::client::IntoClientRequest;
 use tokio_tungstenite::tungstenite::Message;
 
-async fn listen(app: Router) -> SocketAddr {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    tokio::spawn(async move { axum::serve(listener, app).await });
-    addr
-}
+mod support;
+use support::{listen, next_json};
 
 /// An upstream that answers with the `x-user` header its caller sent, and a client of it that
 /// forwards `x-user` from the request being served.
@@ -135,18 +131,4 @@ async fn an_implemented_channels_handlers_calls_carry_the_subscribers_headers() 
         next_json(&mut ws).await,
         json!({ "on_message_saw": "grace" })
     );
-}
-
-/// The next text message, as JSON.
-async fn next_json(ws: &mut tokio_tungstenite::WebSocketStream<tokio::net::TcpStream>) -> Value {
-    loop {
-        let message = tokio::time::timeout(Duration::from_secs(10), ws.next())
-            .await
-            .expect("a message within 10 s")
-            .expect("open")
-            .expect("no error");
-        if let Message::Text(text) = message {
-            return serde_json::from_str(text.as_str()).unwrap();
-        }
-    }
 }

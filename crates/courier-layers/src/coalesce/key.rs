@@ -133,20 +133,12 @@ impl Key {
             uri.path_and_query().map(PathAndQuery::as_str),
         ];
         let other_parts = [uri.scheme_str(), uri.authority().map(Authority::as_str)];
-        let field = |len: usize| size_of::<u32>() + len;
-        let parts = hashed_parts.iter().chain(&other_parts);
-        if parts
-            .clone()
-            .flatten()
-            .any(|part| part.len() >= ABSENT as usize)
-            || body.len() >= ABSENT as usize
-        {
-            return None;
+        // A field's room in the buffer; `None` for one too long to key.
+        let field = |len: usize| (len < ABSENT as usize).then_some(size_of::<u32>() + len);
+        let mut len = field(body.len())?;
+        for part in hashed_parts.iter().chain(&other_parts) {
+            len += field(part.map_or(0, str::len))?;
         }
-        let mut len = parts
-            .map(|part| field(part.map_or(0, str::len)))
-            .sum::<usize>()
-            + field(body.len());
         // One pass over the headers for the stream check, the buffer's size, and whether the
         // names come in order.
         let mut in_order = true;
@@ -159,10 +151,7 @@ impl Key {
             if !kept(&header) {
                 continue;
             }
-            if value.len() >= ABSENT as usize {
-                return None;
-            }
-            len += field(name.as_str().len()) + field(value.len());
+            len += field(name.as_str().len())? + field(value.len())?;
             in_order &= previous.is_none_or(|previous| previous.as_str() <= name.as_str());
             previous = Some(name);
         }
