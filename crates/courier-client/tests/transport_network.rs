@@ -333,3 +333,58 @@ async fn the_cache_prefers_fetch() {
         "the dispatcher is not built when fetch is set"
     );
 }
+
+/// Answers one request on a raw socket with the request's head as the body.
+async fn start_head_echo() -> std::net::SocketAddr {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move {
+        let (mut socket, _) = listener.accept().await.unwrap();
+        let mut head = Vec::new();
+        let mut buf = [0u8; 1024];
+        while !head.ends_with(b"\r\n\r\n") {
+            let n = socket.read(&mut buf).await.unwrap();
+            assert!(n > 0, "the request head ended early");
+            head.extend_from_slice(&buf[..n]);
+        }
+        let answer = format!(
+            "HTTP/1.1 200 OK\r\ncontent-length: {}\r\nconnection: close\r\n\r\n",
+            head.len()
+        );
+        socket.write_all(answer.as_bytes()).await.unwrap();
+        socket.write_all(&head).await.unwrap();
+    });
+    addr
+}
+
+#[tokio::test]
+async fn an_http1_request_names_its_host_once() {
+    let addr = start_head_echo().await;
+    let transport = Transport::new().build().unwrap();
+    let (_, head) = get_text(&transport, &format!("http://{addr}/users/7"))
+        .await
+        .unwrap();
+    assert_eq!(
+        head,
+        format!("GET /users/7 HTTP/1.1\r\nhost: {addr}\r\n\r\n"),
+        "{head}"
+    );
+
+    let addr = start_head_echo().await;
+    let request = http::Request::get(format!("http://{addr}/"))
+        .header(http::header::HOST, "api.example.com")
+        .body(Body::empty())
+        .unwrap();
+    let response = tower::ServiceExt::oneshot(transport, request)
+        .await
+        .unwrap();
+    let head = http_body_util::BodyExt::collect(response.into_body())
+        .await
+        .unwrap()
+        .to_bytes();
+    assert_eq!(
+        &head[..],
+        b"GET / HTTP/1.1\r\nhost: api.example.com\r\n\r\n"
+    );
+}

@@ -183,7 +183,7 @@ impl Transport {
             .pool_max_idle_per_host(self.pool_max_idle_per_host)
             .http2_only(self.http2_only)
             .build(connector);
-        Ok(Pooled::new(client))
+        Ok(Pooled::new(client, self.http2_only))
     }
 }
 

@@ -4,7 +4,9 @@
 use super::connect::Connector;
 use super::error::Missing;
 use courier_core::{Body, BoxError, HttpService};
-use http::{Request, Response};
+use http::header::{Entry, HOST};
+use http::uri::Scheme;
+use http::{HeaderValue, Request, Response};
 use hyper_util::client::legacy::{Client, ResponseFuture};
 use std::fmt;
 use std::future::Future;
@@ -31,12 +33,17 @@ pub(crate) fn erase(transport: TransportService) -> HttpService {
 #[derive(Clone)]
 pub(crate) struct Pooled {
     client: Arc<Client<Connector, Sent>>,
+    /// Whether `http://` requests go over HTTP/1.1 (no HTTP/2 prior knowledge): then
+    /// [`set_host`] names the host.
+    plain_http1: bool,
 }
 
 impl Pooled {
-    pub(crate) fn new(client: Client<Connector, Sent>) -> Self {
+    /// `client`, which speaks HTTP/2 with prior knowledge when `http2_only`.
+    pub(crate) fn new(client: Client<Connector, Sent>, http2_only: bool) -> Self {
         Self {
             client: Arc::new(client),
+            plain_http1: !http2_only,
         }
     }
 }
@@ -57,7 +64,10 @@ impl tower::Service<Request<Body>> for Pooled {
         Poll::Ready(Ok(()))
     }
 
-    fn call(&mut self, request: Request<Body>) -> PooledFuture {
+    fn call(&mut self, mut request: Request<Body>) -> PooledFuture {
+        if self.plain_http1 && request.uri().scheme() == Some(&Scheme::HTTP) {
+            set_host(&mut request);
+        }
         // hyper-util spawns onto the current tokio runtime when the future is polled, and would
         // panic without one: fail the call instead.
         if tokio::runtime::Handle::try_current().is_err() {
@@ -142,3 +152,87 @@ impl http_body::Body for Sent {
 }
 
 const _: () = assert!(std::mem::size_of::<Sent>() == 32);
+
+/// Names the host of an `http://` request sent over HTTP/1.1, unless it already has a `Host`
+/// header: the URI's authority as it is, when it holds no user information and no port 80.
+///
+/// hyper-util adds the same header on an HTTP/1 connection (its `set_host`), from the host and
+/// the port it parses out of the URI and formats again; the authority already is that text, so
+/// this copies it, for a few percent of a small call's time. Any other request (an authority
+/// with `user@` or port 80, `https://`, whose connection may speak HTTP/2 by ALPN, or HTTP/2 with
+/// prior knowledge, where `:authority` names the host) is left to hyper-util as before.
+fn set_host(request: &mut Request<Body>) {
+    let Some(authority) = request.uri().authority() else {
+        return;
+    };
+    let text = authority.as_str();
+    let port = text
+        .rsplit_once(':')
+        .map(|(_, port)| port)
+        .filter(|port| port.bytes().all(|b| b.is_ascii_digit()));
+    if text.contains('@')
+        || text.ends_with(':')
+        || port.is_some_and(|port| port.parse() == Ok(80u16))
+    {
+        return;
+    }
+    let Ok(value) = HeaderValue::from_str(text) else {
+        return;
+    };
+    if let Entry::Vacant(entry) = request.headers_mut().entry(HOST) {
+        entry.insert(value);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn host_set_for(uri: &str, host: Option<&str>) -> Option<String> {
+        let mut request = Request::get(uri).body(Body::empty()).unwrap();
+        if let Some(host) = host {
+            request
+                .headers_mut()
+                .insert(HOST, HeaderValue::from_str(host).unwrap());
+        }
+        set_host(&mut request);
+        request
+            .headers()
+            .get(HOST)
+            .map(|value| value.to_str().unwrap().to_owned())
+    }
+
+    #[test]
+    fn the_authority_names_the_host() {
+        let cases = [
+            ("http://127.0.0.1:8080/users/7", Some("127.0.0.1:8080")),
+            ("http://example.com/", Some("example.com")),
+            ("http://Example.COM:8000/a?b=c", Some("Example.COM:8000")),
+            ("http://[::1]:9000/", Some("[::1]:9000")),
+            ("http://[::1]/", Some("[::1]")),
+        ];
+        for (uri, host) in cases {
+            assert_eq!(host_set_for(uri, None).as_deref(), host, "{uri}");
+        }
+    }
+
+    #[test]
+    fn what_hyper_util_would_write_otherwise_is_left_to_it() {
+        for uri in [
+            "http://example.com:80/",
+            "http://example.com:0080/",
+            "http://user:secret@example.com:8080/",
+            "/relative",
+        ] {
+            assert_eq!(host_set_for(uri, None), None, "{uri}");
+        }
+    }
+
+    #[test]
+    fn a_host_the_caller_set_is_kept() {
+        assert_eq!(
+            host_set_for("http://127.0.0.1:8080/", Some("api.example.com")).as_deref(),
+            Some("api.example.com")
+        );
+    }
+}
