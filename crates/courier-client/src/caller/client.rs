@@ -413,11 +413,18 @@ impl Client {
             .as_ref()
             .and_then(|route| route.jar.as_ref())
         {
-            None => self
-                .service_for(endpoint, options)?
-                .oneshot(request)
-                .await
-                .map_err(Error::from_stack)?,
+            None => {
+                // Readied and called here rather than through `oneshot`, which would move the
+                // request and the stack into a future of its own first.
+                let mut service = self.service_for(endpoint, options)?;
+                let call = service
+                    .ready()
+                    .await
+                    .map_err(Error::from_stack)?
+                    .call(request);
+                drop(service);
+                call.await.map_err(Error::from_stack)?
+            }
             // Boxed: only a proxy caller with a cookie jar goes this way, and its future would
             // otherwise set the size of every call's.
             Some(_) => Box::pin(self.dispatch(endpoint, request, options)).await?,

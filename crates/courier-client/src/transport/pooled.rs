@@ -166,14 +166,20 @@ fn set_host(request: &mut Request<Body>) {
         return;
     };
     let text = authority.as_str();
-    let port = text
-        .rsplit_once(':')
-        .map(|(_, port)| port)
-        .filter(|port| port.bytes().all(|b| b.is_ascii_digit()));
-    if text.contains('@')
-        || text.ends_with(':')
-        || port.is_some_and(|port| port.parse() == Ok(80u16))
-    {
+    let bytes = text.as_bytes();
+    // The port follows the last ':', unless a ']' closing an IPv6 address comes after it.
+    let port = match bytes.iter().rposition(|&b| b == b':') {
+        Some(colon) if !bytes[colon..].contains(&b']') => Some(&bytes[colon + 1..]),
+        _ => None,
+    };
+    let default_port = |port: &[u8]| {
+        let digits = port
+            .iter()
+            .position(|&b| b != b'0')
+            .map_or(&[][..], |i| &port[i..]);
+        port.is_empty() || digits == b"80"
+    };
+    if bytes.contains(&b'@') || port.is_some_and(default_port) {
         return;
     }
     let Ok(value) = HeaderValue::from_str(text) else {
