@@ -242,7 +242,10 @@ pub fn method_has_body(method: &http::Method) -> bool {
 
 /// `vars` over `defaults`: a variable replaces a default of the same key.
 fn merge(defaults: Option<&Map<String, Value>>, vars: Map<String, Value>) -> Map<String, Value> {
-    let mut merged = defaults.cloned().unwrap_or_default();
+    let Some(defaults) = defaults.filter(|defaults| !defaults.is_empty()) else {
+        return vars;
+    };
+    let mut merged = defaults.clone();
     merged.extend(vars);
     merged
 }
