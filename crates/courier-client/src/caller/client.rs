@@ -231,11 +231,15 @@ type Middle = Either<Core, HttpService>;
 type Forwarded = Either<Forward<Middle>, Middle>;
 type Sessioned = Either<Session<Forwarded>, Forwarded>;
 
+/// The layers over the middleware that a client or source may turn on.
+type Outer = Either<CancelPrevious<Sessioned>, Sessioned>;
+
 /// An endpoint's whole stack, one concrete type whatever layers the source turns on: a call polls
 /// every layer's future in place, inside the call's own future, rather than each through a box.
 /// Only the middleware, whose types the client cannot know, is boxed, and only when there is
-/// some.
-type EndpointService = Either<CancelPrevious<Sessioned>, Sessioned>;
+/// some. Without any of the outer layers (the usual case) a call goes straight to the middle,
+/// not through one pass-through `Either` for each layer turned off.
+type EndpointService = Either<Outer, Middle>;
 
 impl Stack {
     /// The service for `endpoint` over its transport (the call's, group's or source's).
@@ -275,11 +279,16 @@ impl Stack {
             }
             Either::Right(service)
         };
-        Ok(ServiceBuilder::new()
-            .option_layer(self.cancel_previous.clone())
-            .option_layer(self.session.clone())
-            .option_layer(self.forward.clone())
-            .service(middle))
+        if self.cancel_previous.is_none() && self.session.is_none() && self.forward.is_none() {
+            return Ok(Either::Right(middle));
+        }
+        Ok(Either::Left(
+            ServiceBuilder::new()
+                .option_layer(self.cancel_previous.clone())
+                .option_layer(self.session.clone())
+                .option_layer(self.forward.clone())
+                .service(middle),
+        ))
     }
 }
 
