@@ -149,7 +149,9 @@ pub fn build_request(
     *request.method_mut() = target.method;
     *request.uri_mut() = uri;
     let out = request.headers_mut();
-    out.clone_from(&options.headers);
+    if !options.headers.is_empty() {
+        out.clone_from(&options.headers);
+    }
     overlay(out, &target.headers);
     if let Some(call) = headers {
         overlay(out, call);
