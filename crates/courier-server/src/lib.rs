@@ -770,7 +770,6 @@ fn close(code: u16, reason: impl Into<String>) -> Message {
     }))
 }
 
-/// Whether a socket's read failed on a message or frame over the size limit.
 /// A browser's frame on a channel's socket, by the channel rules: a message is JSON text, or
 /// binary holding it; anything else closes the socket with 1003, a frame over the size limit
 /// with 1009.
@@ -789,12 +788,13 @@ async fn end(socket: &mut WebSocket, close: Option<Message>) {
     }
 }
 
+/// What the frame a socket's read gave is, by the rules of [`Inbound`].
 fn inbound(received: Option<Result<Message, axum::Error>>) -> Inbound {
     let not_json = || Inbound::End(Some(close(1003, "a message is JSON text")));
-    let text = match received {
-        Some(Ok(Message::Text(text))) => text.as_str().to_owned(),
-        Some(Ok(Message::Binary(bytes))) => match String::from_utf8(bytes.to_vec()) {
-            Ok(text) => text,
+    let parsed = match received {
+        Some(Ok(Message::Text(text))) => serde_json::from_str::<Value>(text.as_str()),
+        Some(Ok(Message::Binary(bytes))) => match std::str::from_utf8(&bytes) {
+            Ok(text) => serde_json::from_str(text),
             Err(_) => return not_json(),
         },
         Some(Err(e)) if is_too_large(&e) => {
@@ -803,12 +803,13 @@ fn inbound(received: Option<Result<Message, axum::Error>>) -> Inbound {
         Some(Err(_)) | Some(Ok(Message::Close(_))) | None => return Inbound::End(None),
         Some(Ok(_)) => return Inbound::Skip,
     };
-    match serde_json::from_str::<Value>(&text) {
+    match parsed {
         Ok(message) => Inbound::Message(message),
         Err(_) => not_json(),
     }
 }
 
+/// Whether a socket's read failed on a message or frame over the size limit.
 fn is_too_large(error: &axum::Error) -> bool {
     use std::error::Error as _;
     use tokio_tungstenite::tungstenite::Error;

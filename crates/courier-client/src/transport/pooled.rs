@@ -65,13 +65,13 @@ impl tower::Service<Request<Body>> for Pooled {
     }
 
     fn call(&mut self, mut request: Request<Body>) -> PooledFuture {
-        if self.plain_http1 && request.uri().scheme() == Some(&Scheme::HTTP) {
-            set_host(&mut request);
-        }
         // hyper-util spawns onto the current tokio runtime when the future is polled, and would
         // panic without one: fail the call instead.
         if tokio::runtime::Handle::try_current().is_err() {
             return PooledFuture { response: None };
+        }
+        if self.plain_http1 && request.uri().scheme() == Some(&Scheme::HTTP) {
+            set_host(&mut request);
         }
         PooledFuture {
             response: Some(self.client.request(request.map(Sent::from))),
@@ -172,14 +172,15 @@ fn set_host(request: &mut Request<Body>) {
         Some(colon) if !bytes[colon..].contains(&b']') => Some(&bytes[colon + 1..]),
         _ => None,
     };
-    let default_port = |port: &[u8]| {
+    // An empty port, or 80 however written: hyper-util leaves either out of the header.
+    let left_out = |port: &[u8]| {
         let digits = port
             .iter()
             .position(|&b| b != b'0')
             .map_or(&[][..], |i| &port[i..]);
         port.is_empty() || digits == b"80"
     };
-    if bytes.contains(&b'@') || port.is_some_and(default_port) {
+    if bytes.contains(&b'@') || port.is_some_and(left_out) {
         return;
     }
     let Ok(value) = HeaderValue::from_str(text) else {

@@ -31,8 +31,8 @@ pub(super) struct Leader<F> {
 }
 
 impl<F> Leader<F> {
-    /// Leads the call `lead` registered, made by `call` (the inner service's call): made
-    /// straight into its box, so that the future is not copied there.
+    /// Leads the call `lead` registered, made by `call` (the inner service's call) and boxed
+    /// here.
     pub(super) fn new<B, E>(call: impl FnOnce() -> F, lead: Lead) -> Self
     where
         F: Future<Output = Result<Response<B>, E>> + Send + 'static,
