@@ -134,6 +134,20 @@ fn session_header_conflict() {
 }
 
 #[test]
+fn header_never_crosses() {
+    let report = fails(
+        &fixture("header_never_crosses.toml"),
+        "HEADER_NEVER_CROSSES",
+    );
+    let message = message(&report);
+    assert!(message.contains("users.get.headers"), "{report}");
+    assert!(
+        message.contains("`transfer-encoding` is a hop-by-hop header"),
+        "{report}"
+    );
+}
+
+#[test]
 fn source_transport_invalid() {
     let report = fails(
         &fixture("source_transport_invalid.toml"),

@@ -44,6 +44,9 @@ pub enum ErrorCode {
     ConfigUnknownKey,
     /// A config file has a value of the wrong type or shape (for example two verbs on one endpoint).
     ConfigInvalid,
+    /// An allow-list or `forward.headers` names `host` or a hop-by-hop header, which never
+    /// crosses the proxy ([`headers`](crate::headers)).
+    HeaderNeverCrosses,
 }
 
 impl ErrorCode {
@@ -67,6 +70,7 @@ impl ErrorCode {
             Self::ConfigSyntax => "CONFIG_SYNTAX",
             Self::ConfigUnknownKey => "CONFIG_UNKNOWN_KEY",
             Self::ConfigInvalid => "CONFIG_INVALID",
+            Self::HeaderNeverCrosses => "HEADER_NEVER_CROSSES",
         }
     }
 }

@@ -39,6 +39,7 @@ pub mod config;
 pub mod context;
 pub mod encode;
 mod error;
+pub mod headers;
 pub mod live;
 mod meta;
 mod options;

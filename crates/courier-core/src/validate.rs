@@ -73,6 +73,23 @@ pub(crate) fn header_name(name: &str, path: &str) -> Result<HeaderName, Configur
     })
 }
 
+/// A header name an allow-list or `forward.headers` may hold: valid, and neither `host` nor a
+/// hop-by-hop header.
+pub(crate) fn crossing_header_name(
+    name: &str,
+    path: &str,
+) -> Result<HeaderName, ConfigurationError> {
+    let header = header_name(name, path)?;
+    match crate::headers::why_never_crosses(name) {
+        Some(why) => Err(ConfigurationError::new(
+            ErrorCode::HeaderNeverCrosses,
+            format!("`{name}` {why}; it never crosses the proxy, so remove it from the list"),
+        )
+        .at(path)),
+        None => Ok(header),
+    }
+}
+
 pub(crate) fn header_value(
     name: &str,
     value: &str,

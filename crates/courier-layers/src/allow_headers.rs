@@ -20,6 +20,11 @@
 //!   are dropped even when listed; on the way out they always pass.
 //! - `cookie` crosses in and `set-cookie` crosses out only where named; `cookie` never goes
 //!   back to the browser, even when named.
+//! - `host` and the hop-by-hop headers (`connection` and every header it names, `keep-alive`,
+//!   `proxy-connection`, `te`, `trailer`, `transfer-encoding`, `upgrade`,
+//!   `proxy-authenticate`, `proxy-authorization`) never cross, in either direction, whatever
+//!   the lists say ([`courier_core::headers`]); a definition that lists one is refused when it
+//!   is built, and the layer drops them all the same for a list made some other way.
 //! - Every other header crosses only where named: a request without an `EndpointMeta` passes
 //!   only the layer's own names.
 //!
@@ -61,6 +66,7 @@
 //! # }
 //! ```
 
+use courier_core::headers::{never_crosses, remove_hop_by_hop};
 use courier_core::EndpointMeta;
 use http::header::{CONTENT_ENCODING, CONTENT_LENGTH, CONTENT_TYPE, COOKIE};
 use http::{HeaderMap, HeaderName, Request, Response};
@@ -128,13 +134,14 @@ impl AllowHeadersLayer {
                 names.push(name.clone());
             }
         }
-        names.retain(|name| !is_message_header(name));
+        names.retain(|name| !is_message_header(name) && !never_crosses(name));
         names
     }
 
     /// Keeps, of a browser's request headers, those that may go upstream for a call with
     /// `meta`.
     pub fn filter_request(&self, headers: &mut HeaderMap, meta: Option<&EndpointMeta>) {
+        remove_hop_by_hop(headers);
         let allowed = self.allowed(meta);
         retain(headers, |name| {
             allowed.contains(name) && !self.rules.source.contains(name)
@@ -144,6 +151,7 @@ impl AllowHeadersLayer {
     /// Keeps, of an upstream's response headers, those that may go back to the browser for a
     /// call with `meta`.
     pub fn filter_response(&self, headers: &mut HeaderMap, meta: Option<&EndpointMeta>) {
+        remove_hop_by_hop(headers);
         let allowed = self.allowed(meta);
         retain(headers, |name| {
             is_message_header(name) || (allowed.contains(name) && name != COOKIE)
@@ -394,6 +402,52 @@ mod tests {
             !down.contains_key(COOKIE),
             "cookie never goes back to the browser"
         );
+    }
+
+    #[tokio::test]
+    async fn host_and_hop_by_hop_headers_never_cross_even_when_listed() {
+        let listed = [
+            "host",
+            "connection",
+            "keep-alive",
+            "te",
+            "trailer",
+            "upgrade",
+            "proxy-connection",
+            "transfer-encoding",
+            "proxy-authorization",
+            "proxy-authenticate",
+            "x-tenant",
+            "x-hop",
+        ];
+        let hop_by_hop = headers(&[
+            ("host", "internal.example"),
+            ("connection", "keep-alive, x-hop"),
+            ("keep-alive", "timeout=600"),
+            ("te", "trailers"),
+            ("trailer", "x-sig"),
+            ("upgrade", "h2c"),
+            ("proxy-connection", "keep-alive"),
+            ("transfer-encoding", "chunked"),
+            ("proxy-authorization", "Basic cHJveHk6cHc="),
+            ("proxy-authenticate", "Basic"),
+            ("x-hop", "named by connection"),
+            ("x-tenant", "acme"),
+        ]);
+        let (up, down) = run(
+            AllowHeadersLayer::new().allow(listed.map(name)),
+            Some(meta(&listed)),
+            hop_by_hop.clone(),
+            hop_by_hop,
+        )
+        .await;
+        let names = |map: &HeaderMap| {
+            map.keys()
+                .map(|n| n.as_str().to_owned())
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(names(&up), ["x-tenant"], "upstream got {up:?}");
+        assert_eq!(names(&down), ["x-tenant"], "the browser got {down:?}");
     }
 
     #[tokio::test]

@@ -36,7 +36,8 @@
 //! - **Headers that describe the message are never forwarded**, even when named: `host`,
 //!   `content-type`, `content-length`, `content-encoding` and the hop-by-hop headers
 //!   (`connection`, `keep-alive`, `proxy-connection`, `te`, `trailer`, `transfer-encoding`,
-//!   `upgrade`). The outgoing request has its own body and connection.
+//!   `upgrade`, `proxy-authenticate`, `proxy-authorization`: [`courier_core::headers`]). The
+//!   outgoing request has its own body and connection.
 //! - A name in the options that is not a valid header name is ignored: no request could carry it.
 //!
 //! # Compared with tower-http
@@ -98,10 +99,10 @@
 //! ```
 
 use courier_core::context::ServedRequest;
+use courier_core::headers::never_crosses;
 use courier_core::{EndpointMeta, ForwardOptions, HeaderToggle};
 use http::header::{
-    ACCEPT_LANGUAGE, CONNECTION, CONTENT_ENCODING, CONTENT_LENGTH, CONTENT_TYPE, COOKIE, HOST, TE,
-    TRAILER, TRANSFER_ENCODING, UPGRADE, USER_AGENT,
+    ACCEPT_LANGUAGE, CONTENT_ENCODING, CONTENT_LENGTH, CONTENT_TYPE, COOKIE, USER_AGENT,
 };
 use http::{HeaderMap, HeaderName, HeaderValue, Request};
 use std::sync::Arc;
@@ -113,21 +114,6 @@ const X_REQUEST_ID: &str = "x-request-id";
 const X_FORWARDED_FOR: HeaderName = HeaderName::from_static("x-forwarded-for");
 const TRACEPARENT: HeaderName = HeaderName::from_static("traceparent");
 const TRACESTATE: HeaderName = HeaderName::from_static("tracestate");
-
-/// Headers that describe the message or the connection, never copied from another request.
-const NEVER_FORWARDED: [HeaderName; 9] = [
-    HOST,
-    CONTENT_TYPE,
-    CONTENT_LENGTH,
-    CONTENT_ENCODING,
-    CONNECTION,
-    TE,
-    TRAILER,
-    TRANSFER_ENCODING,
-    UPGRADE,
-];
-const KEEP_ALIVE: &str = "keep-alive";
-const PROXY_CONNECTION: &str = "proxy-connection";
 
 /// Carries the served request's headers on outgoing calls; see the [module docs](self).
 #[derive(Clone, Debug)]
@@ -238,8 +224,12 @@ fn header_name(name: &str) -> Option<HeaderName> {
     HeaderName::from_bytes(name.trim().as_bytes()).ok()
 }
 
+/// Headers that describe the message or a connection are never copied from another request.
 fn forwardable(name: &HeaderName) -> bool {
-    !NEVER_FORWARDED.contains(name) && name != KEEP_ALIVE && name != PROXY_CONNECTION
+    !never_crosses(name)
+        && name != CONTENT_TYPE
+        && name != CONTENT_LENGTH
+        && name != CONTENT_ENCODING
 }
 
 impl Config {

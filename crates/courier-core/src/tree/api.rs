@@ -296,7 +296,7 @@ impl ApiBuilder {
     ///
     /// The first [`ConfigurationError`] met: names (`EMPTY_NAME`, `DOTTED_NAME`,
     /// `RESERVED_ENDPOINT_NAME`), addresses (`INVALID_BASE_URL`, `INVALID_PATH`), headers
-    /// (`INVALID_HEADER`, `SESSION_HEADER_CONFLICT`), `CANCEL_PREVIOUS_INVALID`,
+    /// (`INVALID_HEADER`, `HEADER_NEVER_CROSSES`, `SESSION_HEADER_CONFLICT`), `CANCEL_PREVIOUS_INVALID`,
     /// `SOURCE_TRANSPORT_INVALID` and `INVALID_OPTION`.
     pub fn build(self) -> Result<ApiDef, ConfigurationError> {
         let ApiBuilder {
@@ -318,7 +318,7 @@ impl ApiBuilder {
             options.headers.append(header, value);
         }
         for name in &allowed_headers {
-            let header = validate::header_name(name, "allowed_headers")?;
+            let header = validate::crossing_header_name(name, "allowed_headers")?;
             options.allowed_headers.push(header);
         }
         check_source(&options)?;
@@ -363,13 +363,13 @@ fn check_source(options: &SourceOptions) -> Result<(), ConfigurationError> {
     }
     if let Some(forward) = &options.forward {
         if let Some(name) = forward.request_id.header_or("x-request-id") {
-            validate::header_name(name, "forward.request_id")?;
+            validate::crossing_header_name(name, "forward.request_id")?;
         }
         if let Some(name) = forward.client_address.header_or("x-forwarded-for") {
-            validate::header_name(name, "forward.client_address")?;
+            validate::crossing_header_name(name, "forward.client_address")?;
         }
         for name in &forward.headers {
-            validate::header_name(name, "forward.headers")?;
+            validate::crossing_header_name(name, "forward.headers")?;
         }
     }
     check_transport(&options.transport, "transport")

@@ -283,7 +283,7 @@ fn resolve_endpoint(
     }
     let mut allowed_headers = scope.source.allowed_headers.clone();
     for header in &options.headers {
-        let header = validate::header_name(header, &format!("{path}.headers"))?;
+        let header = validate::crossing_header_name(header, &format!("{path}.headers"))?;
         if !allowed_headers.contains(&header) {
             allowed_headers.push(header);
         }

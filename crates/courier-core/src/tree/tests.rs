@@ -214,6 +214,66 @@ fn headers_are_checked() {
 }
 
 #[test]
+fn host_and_hop_by_hop_headers_are_refused_in_every_list() {
+    for name in [
+        "host",
+        "Connection",
+        "keep-alive",
+        "te",
+        "trailer",
+        "upgrade",
+        "proxy-connection",
+        "transfer-encoding",
+        "proxy-authorization",
+    ] {
+        let e = err(base().allowed_headers([name]).build());
+        assert_eq!(
+            (e.code(), e.path()),
+            (ErrorCode::HeaderNeverCrosses, Some("allowed_headers")),
+            "{name}"
+        );
+        assert!(
+            e.message().contains(&format!("`{name}`")),
+            "{}",
+            e.message()
+        );
+        let e = err(base()
+            .group(
+                "g",
+                GroupDef::new().endpoint("e", HttpEndpoint::get("").headers([name])),
+            )
+            .build());
+        assert_eq!(
+            (e.code(), e.path()),
+            (ErrorCode::HeaderNeverCrosses, Some("g.e.headers")),
+            "{name}"
+        );
+        let e = err(base()
+            .forward(ForwardOptions::new().headers([name]))
+            .build());
+        assert_eq!(
+            (e.code(), e.path()),
+            (ErrorCode::HeaderNeverCrosses, Some("forward.headers")),
+            "{name}"
+        );
+    }
+    let e = err(base()
+        .forward(ForwardOptions::new().client_address("host"))
+        .build());
+    assert_eq!(
+        (e.code(), e.path()),
+        (
+            ErrorCode::HeaderNeverCrosses,
+            Some("forward.client_address")
+        )
+    );
+    let e = err(base().allowed_headers(["upgrade"]).build());
+    assert!(e.message().contains("hop-by-hop"), "{}", e.message());
+    let e = err(base().allowed_headers(["host"]).build());
+    assert!(e.message().contains("base URL"), "{}", e.message());
+}
+
+#[test]
 fn session_refuses_cookie_headers_anywhere() {
     let session = || SessionOptions::new().cookies(["sid"]);
     for name in ["cookie", "Set-Cookie"] {
