@@ -20,6 +20,11 @@ cache = { revalidate = 60 }
 [sources.demo.groups.users.endpoints.search]
 get = "/search"
 
+[sources.demo.groups.users.endpoints.login]
+post = "/login"
+reads = true
+sensitive_variables = true
+
 [sources.demo.groups.users.endpoints.create]
 post = ""
 
@@ -74,6 +79,7 @@ fn the_record_names_exposed_endpoints_with_their_shapes() {
                 "users.create": { "type": "mutation" },
                 "users.events": { "transport": "sse" },
                 "users.get": { "type": "query", "get": true },
+                "users.login": { "type": "query" },
                 "users.room": { "transport": "ws", "bidirectional": true },
                 "users.search": { "type": "query" },
             },
@@ -95,7 +101,7 @@ fn the_record_names_exposed_endpoints_with_their_shapes() {
 }
 
 #[test]
-fn boundary_names_every_endpoint_and_sends_reads_as_get() {
+fn boundary_names_only_exposed_endpoints_and_sends_reads_as_get() {
     let (_dir, config) = setup();
     let run = courier(&["routes", "-c", &config, "-s", "demo", "--boundary"]);
     assert_eq!(run.code, Some(0), "{}", run.stderr);
@@ -105,16 +111,22 @@ fn boundary_names_every_endpoint_and_sends_reads_as_get() {
         json!({
             "source": "demo",
             "endpoints": {
-                "admin.list": { "type": "query", "get": true },
                 "users.create": { "type": "mutation" },
                 "users.events": { "transport": "sse" },
                 "users.get": { "type": "query", "get": true },
+                "users.login": { "type": "query" },
                 "users.room": { "transport": "ws", "bidirectional": true },
                 "users.search": { "type": "query", "get": true },
             },
-            "cancelPrevious": ["users.search", "admin.list"],
+            "cancelPrevious": ["users.search"],
             "coalesce": true,
+            "sensitive": ["users.login"],
         })
+    );
+    assert!(
+        !run.stdout.contains("admin"),
+        "an endpoint the proxy does not expose is not named: {}",
+        run.stdout
     );
 }
 
@@ -134,7 +146,7 @@ fn out_writes_and_check_fails_on_a_stale_file() {
     let summary: Value = serde_json::from_str(written.stdout.trim()).unwrap();
     assert_eq!(
         summary,
-        json!({ "path": out, "endpoints": 5, "written": true })
+        json!({ "path": out, "endpoints": 6, "written": true })
     );
 
     let fresh = courier(&[&args[..], &["--check"]].concat());

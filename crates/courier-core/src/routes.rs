@@ -144,6 +144,10 @@ pub struct Routes {
     /// The source's `coalesce`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub coalesce: Option<bool>,
+    /// The reads whose variables are sensitive (the specification's boundary `sensitive`): a
+    /// caller sends them as POST whatever else it is told. Written by [`Routes::boundary`].
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub sensitive: Vec<String>,
 }
 
 impl Routes {
@@ -167,14 +171,17 @@ impl Routes {
             endpoints,
             cancel_previous,
             coalesce: Some(api.options().coalesce),
+            sensitive: Vec::new(),
         }
     }
 
     /// The boundary of `api` as source `source` (the specification's `defineBoundary()`): what a
-    /// proxy caller needs to know of the API without its definition, in the routes' shape.
-    /// Unlike [`Routes::from_api`] it names every endpoint (the proxy still refuses those it
-    /// does not expose), and a read is sent as GET (`get: true`) whether or not it is cached,
-    /// unless its variables are sensitive — the source form's rule.
+    /// proxy caller needs to know of the API without its definition, in the routes' shape. It
+    /// names what a browser may call and nothing else — the exposed endpoints, as
+    /// [`Routes::from_api`] does, so no internal endpoint's name ships to whoever loads it — and
+    /// lists the reads with sensitive variables under `sensitive`. A read is sent as GET
+    /// (`get: true`) whether or not it is cached, unless its variables are sensitive: the
+    /// source form's rule.
     ///
     /// ```
     /// use courier_core::routes::{RouteShape, Routes};
@@ -184,18 +191,31 @@ impl Routes {
     ///     .group(
     ///         "users",
     ///         GroupDef::new()
+    ///             .expose(true)
     ///             .endpoint("search", HttpEndpoint::get("/search"))
     ///             .endpoint("login", HttpEndpoint::post("/login").reads().sensitive_variables()),
     ///     )
+    ///     .group("admin", GroupDef::new().endpoint("purge", HttpEndpoint::post("/purge")))
     ///     .build()?;
     /// let boundary = Routes::boundary("demo", &api);
     /// assert_eq!(boundary.endpoints["users.search"], RouteShape::Query { get: true });
     /// assert_eq!(boundary.endpoints["users.login"], RouteShape::Query { get: false });
+    /// assert_eq!(boundary.sensitive, ["users.login"]);
+    /// assert!(!boundary.endpoints.contains_key("admin.purge"), "not exposed, not named");
     /// # Ok::<(), courier_core::ConfigurationError>(())
     /// ```
     pub fn boundary(source: impl Into<String>, api: &ApiDef) -> Self {
-        let endpoints: BTreeMap<String, RouteShape> = api
+        let exposed: Vec<_> = api
             .endpoints()
+            .into_iter()
+            .filter(|e| e.is_exposed())
+            .collect();
+        let sensitive = exposed
+            .iter()
+            .filter(|e| e.definition().as_http().is_some_and(|h| h.is_sensitive()))
+            .map(|e| e.path().to_owned())
+            .collect();
+        let endpoints: BTreeMap<String, RouteShape> = exposed
             .into_iter()
             .map(|e| {
                 let shape = match (RouteShape::of(e.definition()), e.definition()) {
@@ -207,11 +227,19 @@ impl Routes {
                 (e.path().to_owned(), shape)
             })
             .collect();
+        let cancel_previous = api
+            .options()
+            .cancel_previous
+            .iter()
+            .filter(|path| endpoints.contains_key(path.as_str()))
+            .cloned()
+            .collect();
         Self {
             source: source.into(),
             endpoints,
-            cancel_previous: api.options().cancel_previous.clone(),
+            cancel_previous,
             coalesce: Some(api.options().coalesce),
+            sensitive,
         }
     }
 
@@ -258,6 +286,9 @@ impl Routes {
             let endpoint: EndpointDef = match shape {
                 RouteShape::Query { get: true } => {
                     HttpEndpoint::get("").cache(CacheOptions::new()).into()
+                }
+                RouteShape::Query { get: false } if self.sensitive.contains(path) => {
+                    HttpEndpoint::get("").sensitive_variables().into()
                 }
                 RouteShape::Query { get: false } => HttpEndpoint::get("").into(),
                 RouteShape::Mutation => HttpEndpoint::post("").into(),

@@ -2,9 +2,10 @@
 //! routes record of a source's exposed endpoints ([`courier_core::routes::Routes`]), as JSON or
 //! as a TypeScript module.
 //!
-//! - With `--boundary`, the boundary record instead ([`Routes::boundary`]): every endpoint, a
-//!   read marked `get` unless its variables are sensitive — what a proxy caller's boundary form
-//!   takes.
+//! - With `--boundary`, the boundary record instead ([`Routes::boundary`]): the exposed
+//!   endpoints, a read marked `get` unless its variables are sensitive, and those reads listed
+//!   under `sensitive` — what a proxy caller's boundary form takes. Nothing the proxy does not
+//!   expose is named in it.
 //! - Without `--out`, the record goes to stdout.
 //! - With `--out PATH`, it is written there, and stdout gets one line of JSON:
 //!   `{"path", "endpoints", "written": true}`.
@@ -35,7 +36,8 @@ pub(crate) struct RoutesArgs {
     #[arg(long, short = 's', value_name = "NAME")]
     pub(crate) source: String,
 
-    /// Write the boundary record (every endpoint; reads as GET unless sensitive) instead.
+    /// Write the boundary record (the exposed endpoints; reads as GET unless sensitive, those
+    /// listed under `sensitive`) instead.
     #[arg(long)]
     pub(crate) boundary: bool,
 
