@@ -4,7 +4,7 @@
 use crate::transport::{classify, NetworkErrorKind, TransportError};
 use courier_core::{BoxError, ConfigurationError, RequestError};
 use courier_layers::cancel_previous::error::Cancelled;
-use courier_layers::session::error::{RefusalReason, SessionRefused};
+use courier_layers::session::error::SessionRefused;
 use courier_layers::timeout::error::Elapsed;
 use http::{HeaderMap, StatusCode};
 use serde_json::Value;
@@ -131,13 +131,7 @@ impl Error {
                 return Self::new(Kind::Http(http), Some(source));
             }
             if let Some(refused) = error.downcast_ref::<SessionRefused>() {
-                let code = match refused.reason() {
-                    RefusalReason::UntrustedOrigin | RefusalReason::CrossSite => {
-                        "ORIGIN_NOT_TRUSTED"
-                    }
-                    _ => "CSRF_CHECK_FAILED",
-                };
-                let http = refusal(refused.status(), code, refused);
+                let http = refusal(refused.status(), refused.reason().code(), refused);
                 return Self::new(Kind::Http(http), Some(source));
             }
             if error.is::<Elapsed>() {

@@ -59,7 +59,7 @@ pub use crate::call::{
 pub use crate::error::{ConfigurationError, ErrorCode};
 pub use crate::meta::EndpointMeta;
 pub use crate::options::{
-    Backoff, CacheOptions, Csrf, ForwardOptions, HeaderToggle, Heartbeat, MessageQueue,
+    Backoff, CacheOptions, Csrf, CsrfKey, ForwardOptions, HeaderToggle, Heartbeat, MessageQueue,
     ResponseType, RetryPolicy, SessionMode, SessionOptions, WsAuth, WsOptions,
 };
 pub use crate::request::{build_request, RequestError};

@@ -24,14 +24,85 @@ pub enum ResponseType {
 }
 
 /// The double-submit CSRF token a write repeats: the cookie it is read from and the header it
-/// is sent in.
+/// is sent in, and, for the signed form, the server's key the token is signed with.
+///
+/// In a config file: `csrf = { cookie = "csrf_token", header = "x-csrf-token" }`, with
+/// `key_env = "NAME"` for the signed form: the key is read from that environment variable when
+/// the file is loaded, so it never sits in the file.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(try_from = "RawCsrf")]
 pub struct Csrf {
     /// The cookie holding the token.
     pub cookie: String,
     /// The header a write must repeat the token in.
     pub header: String,
+    /// With a key, the token must also be signed for the user's session (OWASP's signed
+    /// double-submit cookie): see [`CsrfKey`].
+    #[serde(skip_serializing)]
+    pub key: Option<CsrfKey>,
+}
+
+/// `csrf` as a config file writes it.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawCsrf {
+    cookie: String,
+    header: String,
+    key_env: Option<String>,
+}
+
+impl TryFrom<RawCsrf> for Csrf {
+    type Error = String;
+
+    fn try_from(raw: RawCsrf) -> Result<Self, String> {
+        let key = match raw.key_env {
+            None => None,
+            Some(name) => match std::env::var_os(&name) {
+                Some(value) if !value.is_empty() => {
+                    Some(CsrfKey::new(value.into_encoded_bytes()))
+                }
+                _ => {
+                    return Err(format!(
+                        "`key_env` names the environment variable `{name}`, which is not set or empty: \
+                         set it to the CSRF signing key (32 bytes or more)"
+                    ))
+                }
+            },
+        };
+        Ok(Self {
+            cookie: raw.cookie,
+            header: raw.header,
+            key,
+        })
+    }
+}
+
+/// The server's secret key for signed CSRF tokens: a token is `NONCE.SIGNATURE`, the signature
+/// an HMAC-SHA256 with this key over the user's session and the nonce, so a token minted for
+/// one session (or by someone without the key, such as a sibling subdomain that can plant
+/// cookies) is refused for another. At least 32 bytes, checked when the source is built.
+///
+/// Its `Debug` never shows the key.
+#[derive(Clone, PartialEq, Eq)]
+pub struct CsrfKey(std::sync::Arc<[u8]>);
+
+impl CsrfKey {
+    /// A key of these bytes (random, 32 bytes or more: a source with a shorter one fails to
+    /// build with `INVALID_OPTION`).
+    pub fn new(bytes: impl Into<Vec<u8>>) -> Self {
+        Self(bytes.into().into())
+    }
+
+    /// The key's bytes.
+    pub fn as_bytes(&self) -> &[u8] {
+        &self.0
+    }
+}
+
+impl fmt::Debug for CsrfKey {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "CsrfKey(<{} bytes, redacted>)", self.0.len())
+    }
 }
 
 /// How a source keeps the user's session (the spec's `SessionOptions`).
@@ -52,6 +123,11 @@ pub struct SessionOptions {
     pub pass_set_cookie: bool,
     /// Origins (`scheme://host[:port]`) other than the served request's own that may make writes.
     pub trusted_origins: Vec<String>,
+    /// Fetch Metadata as a resource-isolation policy: a call that carries the session (a read
+    /// as well as a write, a stream's or a socket's opening too) is refused when the served
+    /// request's `Sec-Fetch-Site` says another site sent it, unless its `Origin` is trusted or
+    /// it is a plain top-level navigation. Default off.
+    pub fetch_metadata: bool,
 }
 
 impl SessionOptions {
@@ -84,7 +160,32 @@ impl SessionOptions {
         self.csrf = Some(Csrf {
             cookie: cookie.into(),
             header: header.into(),
+            key: None,
         });
+        self
+    }
+
+    /// Sets the signed double-submit CSRF cookie and header: besides header and cookie being
+    /// equal, the token must be signed with `key` for the user's session ([`CsrfKey`]).
+    #[must_use]
+    pub fn csrf_signed(
+        mut self,
+        cookie: impl Into<String>,
+        header: impl Into<String>,
+        key: CsrfKey,
+    ) -> Self {
+        self.csrf = Some(Csrf {
+            cookie: cookie.into(),
+            header: header.into(),
+            key: Some(key),
+        });
+        self
+    }
+
+    /// Turns on Fetch Metadata as a resource-isolation policy (the `fetch_metadata` field).
+    #[must_use]
+    pub fn fetch_metadata(mut self, on: bool) -> Self {
+        self.fetch_metadata = on;
         self
     }
 

@@ -127,15 +127,18 @@
 //! ```
 
 use courier_core::context::ServedRequest;
-use courier_core::{BoxError, EndpointMeta, Kind, SessionMode, SessionOptions};
-use http::header::{AUTHORIZATION, COOKIE, HOST, ORIGIN};
-use http::uri::{Authority, Uri};
+use courier_core::{BoxError, CsrfKey, EndpointMeta, Kind, SessionMode, SessionOptions};
+use http::header::{AUTHORIZATION, COOKIE};
 use http::{HeaderMap, HeaderName, HeaderValue, Request, Response};
 use std::sync::Arc;
 use std::task::{Context, Poll};
 use tower::{Layer, Service};
 
 use self::error::{RefusalReason, SessionRefused};
+use self::site::Origin;
+
+pub mod csrf;
+mod site;
 
 /// Carries the served user's session on outgoing calls; see the [module docs](self).
 #[derive(Clone, Debug)]
@@ -221,8 +224,12 @@ where
             _ => return future::ResponseFuture::called(self.inner.call(request), None),
         };
         let guarded = mode == SessionMode::On && !read;
-        if let Err(reason) = self.config.apply(&served, request.headers_mut(), guarded) {
-            return future::ResponseFuture::refused(SessionRefused::new(reason));
+        if let Err(reason) = self
+            .config
+            .apply(&served, request.headers_mut(), mode, guarded)
+        {
+            let subject = if read { Subject::Read } else { Subject::Write };
+            return future::ResponseFuture::refused(SessionRefused::new(reason, subject));
         }
         let pass_back = self.config.pass_set_cookie.then(|| future::PassBack {
             served,
@@ -230,6 +237,58 @@ where
         });
         future::ResponseFuture::called(self.inner.call(request), pass_back)
     }
+}
+
+impl SessionLayer {
+    /// Checks the handshake of a WebSocket that will carry the session, as the proxy does
+    /// before it opens a channel for a browser: the served request's `Origin` must be its own or
+    /// trusted (or, without `Origin`, `Sec-Fetch-Site` must be `same-origin` or `none`), and
+    /// with [`SessionOptions::fetch_metadata`] on, the Fetch Metadata policy applies too.
+    ///
+    /// Browsers apply no same-origin policy to WebSockets: a page of any site can open one to
+    /// the proxy with the user's cookies and then read what comes back and send what it likes.
+    /// The handshake is the one place to stop it, and it cannot carry a CSRF header, so the
+    /// origin decides.
+    ///
+    /// ```
+    /// use courier_core::context::ServedRequest;
+    /// use courier_core::SessionOptions;
+    /// use courier_layers::session::SessionLayer;
+    ///
+    /// let session = SessionLayer::new(SessionOptions::new().cookies(["sid"]));
+    /// let handshake = |origin: &str| {
+    ///     let (parts, ()) = http::Request::get("/api/ws")
+    ///         .header("host", "app.example.com")
+    ///         .header("origin", origin)
+    ///         .body(())
+    ///         .unwrap()
+    ///         .into_parts();
+    ///     ServedRequest::new(parts, None)
+    /// };
+    /// assert!(session.check_handshake(&handshake("https://app.example.com")).is_ok());
+    /// assert!(session.check_handshake(&handshake("https://evil.example")).is_err());
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// The [`SessionRefused`] (status 403) naming the failed check.
+    pub fn check_handshake(&self, served: &ServedRequest) -> Result<(), SessionRefused> {
+        let refused = |reason| SessionRefused::new(reason, Subject::Handshake);
+        site::check_origin(&self.config.trusted_origins, served.headers(), served.uri())
+            .map_err(refused)?;
+        if self.config.fetch_metadata {
+            site::check_fetch_metadata(&self.config.trusted_origins, served).map_err(refused)?;
+        }
+        Ok(())
+    }
+}
+
+/// What a refusal refused, for its message.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Subject {
+    Read,
+    Write,
+    Handshake,
 }
 
 /// The options, parsed once.
@@ -240,6 +299,7 @@ struct Config {
     csrf: Option<Csrf>,
     pass_set_cookie: bool,
     trusted_origins: Vec<Origin>,
+    fetch_metadata: bool,
 }
 
 #[derive(Debug)]
@@ -247,6 +307,8 @@ struct Csrf {
     cookie: Box<str>,
     /// `None` when the configured name is not a valid header name: the check then always fails.
     header: Option<HeaderName>,
+    /// The signing key of the signed form.
+    key: Option<CsrfKey>,
 }
 
 #[derive(Debug)]
@@ -279,7 +341,9 @@ impl Config {
             csrf: options.csrf.map(|csrf| Csrf {
                 header: HeaderName::from_bytes(csrf.header.as_bytes()).ok(),
                 cookie: csrf.cookie.into_boxed_str(),
+                key: csrf.key,
             }),
+            fetch_metadata: options.fetch_metadata,
             pass_set_cookie: options.pass_set_cookie,
             // An entry that is not an origin can never match; it is left out.
             trusted_origins: options
@@ -292,6 +356,42 @@ impl Config {
 
     fn is_session_cookie(&self, name: &[u8]) -> bool {
         self.cookies.iter().any(|pattern| pattern.matches(name))
+    }
+
+    /// The double-submit check (see the module docs); with a key, the token must also be
+    /// signed for the served request's session. The token, marked sensitive, when it passes.
+    fn check_csrf(&self, csrf: &Csrf, from: &HeaderMap) -> Result<HeaderValue, RefusalReason> {
+        let header = csrf
+            .header
+            .as_ref()
+            .and_then(|name| from.get(name))
+            .filter(|value| !value.as_bytes().trim_ascii().is_empty())
+            .ok_or(RefusalReason::CsrfHeaderMissing)?;
+        let cookie = cookies(from)
+            .find(|(name, _)| *name == csrf.cookie.as_bytes())
+            .map(|(_, value)| value)
+            .filter(|value| !value.is_empty())
+            .ok_or(RefusalReason::CsrfCookieMissing)?;
+        let token = header.as_bytes().trim_ascii();
+        if !constant_time_eq(token, cookie) {
+            return Err(RefusalReason::CsrfMismatch);
+        }
+        if let Some(key) = &csrf.key {
+            let session = csrf::binding(cookies(from), |name| self.binds(name));
+            let signed = std::str::from_utf8(token).is_ok_and(|t| csrf::verify(key, &session, t));
+            if !signed {
+                return Err(RefusalReason::CsrfSignatureInvalid);
+            }
+        }
+        let mut token = header.clone();
+        token.set_sensitive(true);
+        Ok(token)
+    }
+
+    /// Whether a cookie named `name` is part of the session a signed token is bound to: a
+    /// session cookie or the bearer cookie.
+    fn binds(&self, name: &[u8]) -> bool {
+        self.is_session_cookie(name) || self.bearer.as_deref().is_some_and(|b| b.as_bytes() == name)
     }
 
     /// Whether an upstream `set-cookie` for `name` goes back to the served response.
@@ -309,15 +409,19 @@ impl Config {
         &self,
         served: &ServedRequest,
         headers: &mut HeaderMap,
+        mode: SessionMode,
         guarded: bool,
     ) -> Result<(), RefusalReason> {
         let from = served.headers();
+        if self.fetch_metadata && mode == SessionMode::On {
+            site::check_fetch_metadata(&self.trusted_origins, served)?;
+        }
         let mut token = None;
         if guarded {
             if let Some(csrf) = &self.csrf {
-                token = Some((csrf, check_csrf(csrf, from)?));
+                token = Some((csrf, self.check_csrf(csrf, from)?));
             }
-            check_origin(&self.trusted_origins, from, served.uri())?;
+            site::check_origin(&self.trusted_origins, from, served.uri())?;
         }
         let csrf_cookie = token.as_ref().map(|(csrf, _)| csrf.cookie.as_bytes());
 
@@ -365,28 +469,6 @@ impl Config {
     }
 }
 
-/// The double-submit check: the token header equals the token cookie. Returns the token.
-fn check_csrf(csrf: &Csrf, from: &HeaderMap) -> Result<HeaderValue, RefusalReason> {
-    let header = csrf
-        .header
-        .as_ref()
-        .and_then(|name| from.get(name))
-        .filter(|value| !value.as_bytes().trim_ascii().is_empty())
-        .ok_or(RefusalReason::CsrfHeaderMissing)?;
-    let cookie = cookies(from)
-        .find(|(name, _)| *name == csrf.cookie.as_bytes())
-        .map(|(_, value)| value)
-        .filter(|value| !value.is_empty())
-        .ok_or(RefusalReason::CsrfCookieMissing)?;
-    if constant_time_eq(header.as_bytes().trim_ascii(), cookie) {
-        let mut token = header.clone();
-        token.set_sensitive(true);
-        Ok(token)
-    } else {
-        Err(RefusalReason::CsrfMismatch)
-    }
-}
-
 /// Compares two tokens without stopping at the first difference, so the time taken says
 /// nothing about how much of a guess was right. The length is not secret.
 fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
@@ -395,71 +477,6 @@ fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
     }
     let difference = a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y));
     std::hint::black_box(difference) == 0
-}
-
-const SEC_FETCH_SITE: HeaderName = HeaderName::from_static("sec-fetch-site");
-
-/// The origin check; see the module docs.
-fn check_origin(trusted: &[Origin], from: &HeaderMap, uri: &Uri) -> Result<(), RefusalReason> {
-    if let Some(origin) = from.get(ORIGIN) {
-        let origin = Origin::parse(origin.as_bytes()).ok_or(RefusalReason::UntrustedOrigin)?;
-        if origin.is_own(from, uri) || trusted.contains(&origin) {
-            return Ok(());
-        }
-        return Err(RefusalReason::UntrustedOrigin);
-    }
-    match from.get(SEC_FETCH_SITE).map(HeaderValue::as_bytes) {
-        None | Some(b"same-origin" | b"none") => Ok(()),
-        Some(_) => Err(RefusalReason::CrossSite),
-    }
-}
-
-/// A web origin: scheme, host (lowercase) and port (the scheme's default when not written).
-#[derive(Debug, PartialEq, Eq)]
-struct Origin {
-    scheme: Box<str>,
-    host: Box<str>,
-    port: Option<u16>,
-}
-
-impl Origin {
-    /// Parses `scheme://host[:port]`, allowing a trailing `/`. `null` and anything with a
-    /// path, query or user info is not an origin.
-    fn parse(text: &[u8]) -> Option<Self> {
-        let text = text.strip_suffix(b"/").unwrap_or(text);
-        let uri = Uri::try_from(text).ok()?;
-        let scheme = uri.scheme_str()?.to_ascii_lowercase();
-        let authority = uri.authority()?;
-        if authority.as_str().contains('@') || uri.path_and_query().is_some_and(|p| p != "/") {
-            return None;
-        }
-        let port = authority.port_u16().or_else(|| default_port(&scheme));
-        Some(Self {
-            host: authority.host().to_ascii_lowercase().into(),
-            scheme: scheme.into(),
-            port,
-        })
-    }
-
-    /// Whether this is the served request's own origin, by host and port.
-    fn is_own(&self, from: &HeaderMap, uri: &Uri) -> bool {
-        let own = match from.get(HOST) {
-            Some(host) => Authority::try_from(host.as_bytes()).ok(),
-            None => uri.authority().cloned(),
-        };
-        own.is_some_and(|own| {
-            own.host().eq_ignore_ascii_case(&self.host)
-                && own.port_u16().or_else(|| default_port(&self.scheme)) == self.port
-        })
-    }
-}
-
-fn default_port(scheme: &str) -> Option<u16> {
-    match scheme {
-        "http" | "ws" => Some(80),
-        "https" | "wss" => Some(443),
-        _ => None,
-    }
 }
 
 /// The `name=value` pairs of every `cookie` header, in order. Pairs without a name are skipped.
@@ -597,24 +614,30 @@ pub mod future {
     }
 }
 
-/// The error a write that fails a session check ends with.
+/// The error a call that fails a session check ends with.
 pub mod error {
+    use super::Subject;
     use http::StatusCode;
     use std::fmt;
 
-    /// A write was refused before it was sent: the served request failed the CSRF or the
-    /// origin check. Its status is 403.
+    /// A call was refused before it was sent: the served request failed the CSRF or the
+    /// origin check (a write), the Fetch Metadata policy (any call, with `fetch_metadata`), or
+    /// a socket's handshake failed the origin check ([`SessionLayer::check_handshake`]). Its
+    /// status is 403.
     ///
     /// It reaches the caller as a [`BoxError`](courier_core::BoxError); find it with
     /// `err.downcast_ref::<SessionRefused>()`.
+    ///
+    /// [`SessionLayer::check_handshake`]: super::SessionLayer::check_handshake
     #[derive(Clone, Copy, Debug, PartialEq, Eq)]
     pub struct SessionRefused {
         reason: RefusalReason,
+        subject: Subject,
     }
 
     impl SessionRefused {
-        pub(super) fn new(reason: RefusalReason) -> Self {
-            Self { reason }
+        pub(super) fn new(reason: RefusalReason, subject: Subject) -> Self {
+            Self { reason, subject }
         }
 
         /// Which check failed.
@@ -630,13 +653,18 @@ pub mod error {
 
     impl fmt::Display for SessionRefused {
         fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-            write!(f, "write refused by the session: {}", self.reason)
+            let subject = match self.subject {
+                Subject::Read => "read",
+                Subject::Write => "write",
+                Subject::Handshake => "socket handshake",
+            };
+            write!(f, "{subject} refused by the session: {}", self.reason)
         }
     }
 
     impl std::error::Error for SessionRefused {}
 
-    /// Which session check a write failed.
+    /// Which session check a call failed.
     #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
     #[non_exhaustive]
     pub enum RefusalReason {
@@ -646,10 +674,14 @@ pub mod error {
         CsrfCookieMissing,
         /// The CSRF header and cookie differ.
         CsrfMismatch,
+        /// The CSRF token is not signed with the source's key for the served request's
+        /// session (the signed form: [`csrf`](super::csrf)).
+        CsrfSignatureInvalid,
         /// The served request's `Origin` is neither its own nor a trusted origin.
         UntrustedOrigin,
-        /// The served request has no `Origin` and its `Sec-Fetch-Site` is not `same-origin` or
-        /// `none`.
+        /// Another site sent the served request: it has no `Origin` and its `Sec-Fetch-Site`
+        /// is not `same-origin` or `none`, or (with `fetch_metadata`) its `Sec-Fetch-Site`
+        /// says so and its `Origin` is not trusted.
         CrossSite,
     }
 
@@ -660,8 +692,21 @@ pub mod error {
                 Self::CsrfHeaderMissing => "csrf_header_missing",
                 Self::CsrfCookieMissing => "csrf_cookie_missing",
                 Self::CsrfMismatch => "csrf_mismatch",
+                Self::CsrfSignatureInvalid => "csrf_signature_invalid",
                 Self::UntrustedOrigin => "untrusted_origin",
                 Self::CrossSite => "cross_site",
+            }
+        }
+
+        /// The stable code a refusal carries on the wire (`{"error": {"code", …}}`):
+        /// `CSRF_CHECK_FAILED` for the CSRF checks, `ORIGIN_NOT_TRUSTED` for the others.
+        pub fn code(self) -> &'static str {
+            match self {
+                Self::UntrustedOrigin | Self::CrossSite => "ORIGIN_NOT_TRUSTED",
+                Self::CsrfHeaderMissing
+                | Self::CsrfCookieMissing
+                | Self::CsrfMismatch
+                | Self::CsrfSignatureInvalid => "CSRF_CHECK_FAILED",
             }
         }
     }
@@ -677,6 +722,9 @@ pub mod error {
                 }
                 Self::CsrfMismatch => {
                     "CSRF check failed: the CSRF token header does not match the CSRF cookie"
+                }
+                Self::CsrfSignatureInvalid => {
+                    "CSRF check failed: the CSRF token is not signed for this session"
                 }
                 Self::UntrustedOrigin => {
                     "origin check failed: the served request's Origin is neither its own nor trusted"
@@ -1370,6 +1418,202 @@ mod tests {
             }));
         let err = service.oneshot(call(Kind::Query)).await.unwrap_err();
         assert!(err.is::<std::io::Error>());
+    }
+
+    fn signing_key() -> CsrfKey {
+        CsrfKey::new(*b"0123456789abcdef0123456789abcdef")
+    }
+
+    fn signed_options() -> SessionOptions {
+        SessionOptions::new().cookies(["sid"]).csrf_signed(
+            "csrf_token",
+            "x-csrf-token",
+            signing_key(),
+        )
+    }
+
+    fn write_with_token(session: &str, token: &str) -> ServedRequest {
+        let cookie = format!("{session}; csrf_token={token}");
+        served(
+            "POST",
+            &[
+                ("origin", "https://app.example.com"),
+                ("cookie", &cookie),
+                ("x-csrf-token", token),
+            ],
+        )
+    }
+
+    #[tokio::test]
+    async fn a_signed_token_passes_for_its_own_session() {
+        let backend = Backend::default();
+        let token = csrf::issue(&signing_key(), "sid=s1").unwrap();
+        let served = write_with_token("sid=s1", &token);
+        send(signed_options(), &backend, &served, call(Kind::Mutation))
+            .await
+            .expect("a token signed for this session passes");
+        assert_eq!(backend.last()["x-csrf-token"], token.as_str());
+    }
+
+    #[tokio::test]
+    async fn a_planted_or_foreign_token_is_refused_even_when_header_and_cookie_match() {
+        // Someone who can write the victim's cookies (a sibling subdomain) sets a token of
+        // their own choosing and makes the page repeat it: plain double-submit would pass.
+        let planted = write_with_token("sid=s1", "attacker-chosen");
+        assert_eq!(
+            refusal(&planted, signed_options()).await,
+            RefusalReason::CsrfSignatureInvalid
+        );
+        // The plain form cannot tell: header and cookie match, so the planted token passes.
+        send(
+            options(),
+            &Backend::default(),
+            &planted,
+            call(Kind::Mutation),
+        )
+        .await
+        .expect("plain double-submit takes a planted token");
+        // A real token, but issued for another user's session.
+        let theirs = csrf::issue(&signing_key(), "sid=attacker").unwrap();
+        let served = write_with_token("sid=s1", &theirs);
+        assert_eq!(
+            refusal(&served, signed_options()).await,
+            RefusalReason::CsrfSignatureInvalid
+        );
+        // A token signed with another key.
+        let forged = csrf::issue(&CsrfKey::new([7u8; 32]), "sid=s1").unwrap();
+        let served = write_with_token("sid=s1", &forged);
+        let err = send(
+            signed_options(),
+            &Backend::default(),
+            &served,
+            call(Kind::Mutation),
+        )
+        .await
+        .unwrap_err();
+        let refused = err.downcast_ref::<SessionRefused>().unwrap();
+        assert_eq!(refused.reason().code(), "CSRF_CHECK_FAILED");
+        assert_eq!(
+            err.to_string(),
+            "write refused by the session: CSRF check failed: the CSRF token is not signed for this session"
+        );
+    }
+
+    fn fetch(method: &str, site: &str, extra: &[(&str, &str)]) -> ServedRequest {
+        let mut headers = vec![("cookie", "sid=s1"), ("sec-fetch-site", site)];
+        headers.extend_from_slice(extra);
+        served(method, &headers)
+    }
+
+    #[tokio::test]
+    async fn fetch_metadata_refuses_reads_another_site_sends() {
+        let policy = || SessionOptions::new().cookies(["sid"]).fetch_metadata(true);
+        let backend = Backend::default();
+        let cross = fetch("GET", "cross-site", &[("sec-fetch-mode", "cors")]);
+        let err = send(policy(), &backend, &cross, call(Kind::Query))
+            .await
+            .expect_err("a cross-site read is refused");
+        let refused = err.downcast_ref::<SessionRefused>().unwrap();
+        assert_eq!(refused.reason(), RefusalReason::CrossSite);
+        assert!(
+            err.to_string().starts_with("read refused by the session"),
+            "{err}"
+        );
+        assert_eq!(backend.calls(), 0);
+        let sibling = fetch(
+            "GET",
+            "same-site",
+            &[("origin", "https://blog.example.com")],
+        );
+        assert!(send(policy(), &backend, &sibling, call(Kind::Query))
+            .await
+            .is_err());
+        // Without the policy, reads are never checked.
+        let plain = SessionOptions::new().cookies(["sid"]);
+        send(plain, &backend, &cross, call(Kind::Query))
+            .await
+            .unwrap();
+        assert_eq!(backend.last()["cookie"], "sid=s1");
+    }
+
+    #[tokio::test]
+    async fn fetch_metadata_lets_through_own_trusted_navigations_and_non_browsers() {
+        let policy = || {
+            SessionOptions::new()
+                .cookies(["sid"])
+                .fetch_metadata(true)
+                .trusted_origins(["https://admin.example.com"])
+        };
+        let backend = Backend::default();
+        let passes = [
+            fetch("GET", "same-origin", &[]),
+            fetch("GET", "none", &[]),
+            served("GET", &[("cookie", "sid=s1")]),
+            fetch(
+                "GET",
+                "same-site",
+                &[("origin", "https://admin.example.com")],
+            ),
+            fetch(
+                "GET",
+                "cross-site",
+                &[
+                    ("sec-fetch-mode", "navigate"),
+                    ("sec-fetch-dest", "document"),
+                ],
+            ),
+        ];
+        for served in &passes {
+            send(policy(), &backend, served, call(Kind::Query))
+                .await
+                .unwrap_or_else(|e| panic!("{:?}: {e}", served.headers()));
+        }
+        let refused = [
+            fetch("POST", "cross-site", &[("sec-fetch-mode", "navigate")]),
+            fetch(
+                "GET",
+                "cross-site",
+                &[("sec-fetch-mode", "navigate"), ("sec-fetch-dest", "embed")],
+            ),
+        ];
+        for served in &refused {
+            assert!(
+                send(policy(), &backend, served, call(Kind::Query))
+                    .await
+                    .is_err(),
+                "{:?}",
+                served.headers()
+            );
+        }
+        // An unguarded endpoint opted out of every cross-site check.
+        let cross = fetch("POST", "cross-site", &[]);
+        send(
+            policy(),
+            &backend,
+            &cross,
+            write_with(SessionMode::Unguarded),
+        )
+        .await
+        .unwrap();
+    }
+
+    #[test]
+    fn a_handshake_passes_from_its_own_or_a_trusted_origin_only() {
+        let layer = SessionLayer::new(options().trusted_origins(["https://admin.example.com"]));
+        let handshake = |headers: &[(&str, &str)]| layer.check_handshake(&served("GET", headers));
+        assert!(handshake(&[("origin", "https://app.example.com")]).is_ok());
+        assert!(handshake(&[("origin", "https://admin.example.com")]).is_ok());
+        assert!(handshake(&[]).is_ok(), "not a browser");
+        let refused = handshake(&[("origin", "https://evil.example")]).unwrap_err();
+        assert_eq!(refused.reason(), RefusalReason::UntrustedOrigin);
+        assert_eq!(refused.status(), StatusCode::FORBIDDEN);
+        assert!(refused
+            .to_string()
+            .starts_with("socket handshake refused by the session"));
+        assert!(handshake(&[("origin", "null")]).is_err());
+        assert!(handshake(&[("sec-fetch-site", "cross-site")]).is_err());
+        // The handshake cannot carry a CSRF header: the origin alone decides.
+        assert!(handshake(&[("origin", "https://app.example.com"), ("cookie", "sid=1")]).is_ok());
     }
 
     #[test]

@@ -356,6 +356,17 @@ fn check_source(options: &SourceOptions) -> Result<(), ConfigurationError> {
         }
         if let Some(csrf) = &session.csrf {
             validate::header_name(&csrf.header, "session.csrf.header")?;
+            if csrf
+                .key
+                .as_ref()
+                .is_some_and(|key| key.as_bytes().len() < 32)
+            {
+                return Err(ConfigurationError::new(
+                    ErrorCode::InvalidOption,
+                    "a CSRF signing key is 32 bytes or more (random, kept secret)",
+                )
+                .at("session.csrf.key"));
+            }
         }
         for origin in &session.trusted_origins {
             validate::origin(origin, "session.trusted_origins")?;
