@@ -1,9 +1,10 @@
 //! The proxy's HTTP route: one call of an exposed HTTP endpoint per browser request, through
 //! the source's [`Client`] with the browser's request as the served context.
 
+use crate::wire::WireQuery;
 use crate::{address, source_of, Proxy, Refusal};
 use axum::body::Body as AxumBody;
-use axum::extract::{ConnectInfo, Query, State};
+use axum::extract::{ConnectInfo, State};
 use axum::http::{Method, Request, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::Json;
@@ -67,7 +68,7 @@ fn closure_headers(endpoint: &ResolvedEndpoint, variables: &Variables) -> Vec<He
 
 pub(crate) async fn serve_call(
     State(proxy): State<Arc<Proxy>>,
-    Query(query): Query<HashMap<String, String>>,
+    WireQuery(query): WireQuery,
     request: Request<AxumBody>,
 ) -> Result<Response, Refusal> {
     let (parts, body) = request.into_parts();
@@ -119,28 +120,11 @@ pub(crate) async fn serve_call(
                     .to_owned(),
             });
         }
-        let bytes = axum::body::to_bytes(body, proxy.body_limit)
-            .await
-            .map_err(|_| Refusal {
-                status: StatusCode::PAYLOAD_TOO_LARGE,
-                code: "PAYLOAD_TOO_LARGE",
-                message: format!("the request body is over {} bytes", proxy.body_limit),
-            })?;
+        let bytes = read_body(&proxy, &parts.headers, body).await?;
         if multipart {
             Variables::Form(form_of(&parts, bytes).await?)
-        } else if bytes.is_empty() {
-            Variables::None
         } else {
-            let body: Value = serde_json::from_slice(&bytes)
-                .map_err(|e| Refusal::bad_request(format!("the body is not JSON: {e}")))?;
-            match body {
-                Value::Object(mut body) => body.remove("variables").unwrap_or(Value::Null).into(),
-                _ => {
-                    return Err(Refusal::bad_request(
-                        "the body is `{\"variables\": …}`".to_owned(),
-                    ))
-                }
-            }
+            crate::wire::call_body(&bytes)?
         }
     };
     let timeout = sent_timeout(&query, &endpoint)?;
@@ -178,6 +162,50 @@ pub(crate) async fn serve_call(
     request.extensions_mut().insert(endpoint.meta().clone());
     let Ok(response) = allow.layer(upstream).oneshot(request).await;
     Ok(with_served_headers(response, &served))
+}
+
+/// A POST's whole body, within the proxy's limits: a declared `content-length` over the body
+/// limit is refused (413) from the head alone, before a byte of the body is read; a body that
+/// grows past it while arriving (chunked) is refused as soon as it does; one that does not
+/// arrive whole within the body read timeout is refused with 408; broken framing (a malformed
+/// chunk, a connection that ends early) is the browser's error, 400.
+async fn read_body(
+    proxy: &Proxy,
+    headers: &http::HeaderMap,
+    body: AxumBody,
+) -> Result<bytes::Bytes, Refusal> {
+    use http_body_util::{BodyExt, LengthLimitError, Limited};
+    let limit = proxy.body_limit;
+    let too_large = || Refusal {
+        status: StatusCode::PAYLOAD_TOO_LARGE,
+        code: "PAYLOAD_TOO_LARGE",
+        message: format!("the request body is over the limit of {limit} bytes"),
+    };
+    // hyper has already refused a content-length that does not parse or that repeats with
+    // different values; what is left is one number.
+    let declared = headers
+        .get(http::header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<u64>().ok());
+    if declared.is_some_and(|length| length > limit as u64) {
+        return Err(too_large());
+    }
+    let read = Limited::new(body, limit).collect();
+    match tokio::time::timeout(proxy.body_read_timeout, read).await {
+        Ok(Ok(collected)) => Ok(collected.to_bytes()),
+        Ok(Err(e)) if e.downcast_ref::<LengthLimitError>().is_some() => Err(too_large()),
+        Ok(Err(e)) => Err(Refusal::bad_request(format!(
+            "the request body could not be read: {e}"
+        ))),
+        Err(_elapsed) => Err(Refusal {
+            status: StatusCode::REQUEST_TIMEOUT,
+            code: "REQUEST_TIMEOUT",
+            message: format!(
+                "the request body did not arrive within {} ms",
+                proxy.body_read_timeout.as_millis()
+            ),
+        }),
+    }
 }
 
 /// The timeout a proxy caller sent for one call (`_t`, milliseconds): it may shorten the

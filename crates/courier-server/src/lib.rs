@@ -95,12 +95,45 @@
 //! ```
 
 mod call;
+mod frame;
+mod serve;
 mod shutdown;
+mod wire;
 
 pub use self::shutdown::Shutdown;
 
+/// Entry points for the fuzz targets in `fuzz/` (the `fuzzing` feature): the readers of
+/// untrusted bytes that are not reachable through the router without a socket. Not an API.
+#[cfg(feature = "fuzzing")]
+#[doc(hidden)]
+pub mod fuzzing {
+    /// Reads `bytes` as a channel's first frame and as a message frame, as the proxy does.
+    /// Returns whether it was JSON.
+    pub fn channel_frame(bytes: &[u8]) -> bool {
+        let text = String::from_utf8_lossy(bytes);
+        if let Ok(hello) = crate::frame::first_frame(&text) {
+            if let Some(message) = hello.pending {
+                let _ = crate::frame::is_hello(&message);
+            }
+        }
+        crate::frame::message(bytes).is_ok()
+    }
+
+    /// Reads `query` as the proxy's wire parameters. Returns whether it was taken.
+    pub fn wire_query(query: &str) -> bool {
+        crate::wire::WireQuery::parse(query).is_ok()
+    }
+
+    /// Reads `bytes` as a POST's JSON body. Returns whether it was taken.
+    pub fn call_body(bytes: &[u8]) -> bool {
+        crate::wire::call_body(bytes).is_ok()
+    }
+}
+use self::frame::Hello;
+use self::wire::WireQuery;
+
 use axum::extract::ws::{CloseFrame, Message, WebSocket, WebSocketUpgrade};
-use axum::extract::{Query, State};
+use axum::extract::State;
 use axum::http::StatusCode;
 use axum::response::sse::{Event as SseEvent, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
@@ -126,6 +159,8 @@ pub struct Proxy {
     failed: Option<String>,
     http_path: String,
     body_limit: usize,
+    body_read_timeout: Duration,
+    header_read_timeout: Duration,
     sse_path: String,
     ws_path: Option<String>,
     keep_alive: Duration,
@@ -151,6 +186,8 @@ impl Proxy {
             failed: None,
             http_path: "/api/request".to_owned(),
             body_limit: 1024 * 1024,
+            body_read_timeout: Duration::from_secs(60),
+            header_read_timeout: Duration::from_secs(30),
             sse_path: "/api/sse".to_owned(),
             ws_path: None,
             keep_alive: Duration::from_secs(15),
@@ -199,6 +236,24 @@ impl Proxy {
     /// Default 1 MiB.
     pub fn body_limit(mut self, bytes: usize) -> Self {
         self.body_limit = bytes;
+        self
+    }
+
+    /// How long a call's request body may take to arrive, whole, once its head has; a body
+    /// still arriving then is refused with 408 and its connection closed. Default 60 s. It
+    /// bounds uploads too: raise it with [`Proxy::body_limit`] for large, slow ones.
+    pub fn body_read_timeout(mut self, timeout: Duration) -> Self {
+        self.body_read_timeout = timeout;
+        self
+    }
+
+    /// How long a connection served by [`Proxy::serve`] may take to send a request's head
+    /// (its request line and headers), counted from when the server starts waiting for it; a
+    /// connection that has not sent it whole by then — one that sends half a head, or trickles
+    /// a byte at a time, or sits idle between keep-alive requests — is closed. Default 30 s.
+    /// HTTP/1 only (HTTP/2 is framed, and its frames are hyper's to bound).
+    pub fn header_read_timeout(mut self, timeout: Duration) -> Self {
+        self.header_read_timeout = timeout;
         self
     }
 
@@ -258,6 +313,72 @@ impl Proxy {
             router = router.route(&ws_path, any(serve_channel));
         }
         Ok(router.with_state(Arc::new(self)))
+    }
+
+    /// Serves the proxy alone on `listener` until its [`Shutdown`] is begun
+    /// ([`Proxy::shutdown_handle`]), then lets the calls in flight finish and returns.
+    ///
+    /// Unlike `axum::serve` with [`Proxy::into_router`], the connections are bounded as a server
+    /// facing browsers must be: a request's head must arrive within
+    /// [`Proxy::header_read_timeout`] (a slow or idle connection is closed), and the peer's
+    /// address reaches the session and forwarding as the client address. `courier serve` serves
+    /// this way.
+    ///
+    /// ```
+    /// # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
+    /// use courier_server::Proxy;
+    /// use std::time::Duration;
+    ///
+    /// let proxy = Proxy::new().header_read_timeout(Duration::from_secs(10));
+    /// let stop = proxy.shutdown_handle();
+    /// let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+    /// let served = tokio::spawn(proxy.serve(listener));
+    /// stop.begin();
+    /// served.await??;
+    /// # Ok(()) }
+    /// # tokio::runtime::Runtime::new().unwrap().block_on(demo()).unwrap();
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// As [`Proxy::into_router`].
+    pub async fn serve(self, listener: tokio::net::TcpListener) -> Result<(), ProxyError> {
+        self.serve_with(listener, |router| router).await
+    }
+
+    /// Serves the app `app` makes of the proxy's router — the proxy nested in an app's own
+    /// routes, say, or with the app's layers around it — as [`Proxy::serve`] serves the proxy
+    /// alone.
+    ///
+    /// ```
+    /// # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
+    /// use axum::routing::get;
+    /// use courier_server::Proxy;
+    ///
+    /// let proxy = Proxy::new();
+    /// let stop = proxy.shutdown_handle();
+    /// let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+    /// let app = |proxy: axum::Router| proxy.route("/health", get(|| async { "ok" }));
+    /// let served = tokio::spawn(proxy.serve_with(listener, app));
+    /// stop.begin();
+    /// served.await??;
+    /// # Ok(()) }
+    /// # tokio::runtime::Runtime::new().unwrap().block_on(demo()).unwrap();
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// As [`Proxy::into_router`].
+    pub async fn serve_with(
+        self,
+        listener: tokio::net::TcpListener,
+        app: impl FnOnce(Router) -> Router,
+    ) -> Result<(), ProxyError> {
+        let header_read_timeout = self.header_read_timeout;
+        let stop = self.shutdown.clone();
+        let router = app(self.into_router()?);
+        serve::serve(listener, router, header_read_timeout, stop).await;
+        Ok(())
     }
 }
 
@@ -394,7 +515,7 @@ pub(crate) fn address(
 
 async fn serve_stream(
     State(live): State<Arc<Proxy>>,
-    Query(query): Query<HashMap<String, String>>,
+    WireQuery(query): WireQuery,
     request: axum::http::Request<axum::body::Body>,
 ) -> Result<Response, Refusal> {
     only_get(&request, "a stream")?;
@@ -536,13 +657,14 @@ async fn proxy_stream(
 
 async fn serve_channel(
     State(live): State<Arc<Proxy>>,
-    Query(query): Query<HashMap<String, String>>,
+    WireQuery(query): WireQuery,
     request: axum::http::Request<axum::body::Body>,
 ) -> Result<Response, Refusal> {
     use axum::extract::FromRequestParts;
     only_get(&request, "a channel's handshake")?;
     let (api, endpoint, variables) = address(&live, &query)?;
     let (mut parts, _) = request.into_parts();
+    check_socket_origin(&api, &endpoint, &parts)?;
     let upgrade = WebSocketUpgrade::from_request_parts(&mut parts, &())
         .await
         .map_err(|e| Refusal::bad_request(format!("not a WebSocket handshake: {e}")))?
@@ -597,13 +719,32 @@ async fn serve_channel(
     }))
 }
 
-/// What a socket's announced first frame brought: the hello's `auth` and `headers`, or the
-/// first message when the frame was not a hello.
-#[derive(Default)]
-struct Hello {
-    auth: Option<serde_json::Map<String, Value>>,
-    headers: Option<serde_json::Map<String, Value>>,
-    pending: Option<Value>,
+/// Refuses a socket's handshake that another site's page made, for a channel that carries the
+/// session (its source has `session`, the endpoint does not opt out): browsers apply no
+/// same-origin rule to WebSockets, so without this a page of any site could open the channel
+/// with the user's cookies, read what comes and send what it likes. The handshake's `Origin`
+/// must be the proxy's own or trusted ([`SessionLayer::check_handshake`]); nothing is opened
+/// otherwise, upstream or in the hub.
+///
+/// [`SessionLayer::check_handshake`]: courier_layers::session::SessionLayer::check_handshake
+fn check_socket_origin(
+    api: &ApiDef,
+    endpoint: &ResolvedEndpoint,
+    parts: &http::request::Parts,
+) -> Result<(), Refusal> {
+    let Some(session) = &api.options().session else {
+        return Ok(());
+    };
+    if endpoint.meta().session_mode() == courier_core::SessionMode::Off {
+        return Ok(());
+    }
+    courier_layers::session::SessionLayer::new(session.clone())
+        .check_handshake(&call::served_request(parts))
+        .map_err(|refused| Refusal {
+            status: StatusCode::FORBIDDEN,
+            code: refused.reason().code(),
+            message: refused.to_string(),
+        })
 }
 
 /// Reads the hello frame a handshake announced (`_h=1`), waiting up to [`HELLO_WAIT`];
@@ -615,23 +756,9 @@ async fn read_hello(socket: &mut WebSocket, announced: bool) -> Option<Hello> {
     }
     match tokio::time::timeout(HELLO_WAIT, socket.recv()).await {
         Err(_elapsed) => Some(Hello::default()),
-        Ok(Some(Ok(Message::Text(text)))) => match serde_json::from_str::<Value>(text.as_str()) {
-            Ok(Value::Object(mut hello)) if is_hello_object(&hello) => {
-                let object = |v: Option<Value>| match v {
-                    Some(Value::Object(map)) => Some(map),
-                    _ => None,
-                };
-                Some(Hello {
-                    auth: object(hello.remove("auth")),
-                    headers: object(hello.remove("headers")),
-                    pending: None,
-                })
-            }
-            Ok(message) => Some(Hello {
-                pending: Some(message),
-                ..Hello::default()
-            }),
-            Err(_) => {
+        Ok(Some(Ok(Message::Text(text)))) => match frame::first_frame(text.as_str()) {
+            Ok(hello) => Some(hello),
+            Err(frame::NotJson) => {
                 let _ = socket.send(close(1003, "a message is JSON text")).await;
                 None
             }
@@ -790,13 +917,9 @@ async fn end(socket: &mut WebSocket, close: Option<Message>) {
 
 /// What the frame a socket's read gave is, by the rules of [`Inbound`].
 fn inbound(received: Option<Result<Message, axum::Error>>) -> Inbound {
-    let not_json = || Inbound::End(Some(close(1003, "a message is JSON text")));
     let parsed = match received {
-        Some(Ok(Message::Text(text))) => serde_json::from_str::<Value>(text.as_str()),
-        Some(Ok(Message::Binary(bytes))) => match std::str::from_utf8(&bytes) {
-            Ok(text) => serde_json::from_str(text),
-            Err(_) => return not_json(),
-        },
+        Some(Ok(Message::Text(text))) => frame::message(text.as_bytes()),
+        Some(Ok(Message::Binary(bytes))) => frame::message(&bytes),
         Some(Err(e)) if is_too_large(&e) => {
             return Inbound::End(Some(close(1009, "a message is over the size limit")))
         }
@@ -805,7 +928,7 @@ fn inbound(received: Option<Result<Message, axum::Error>>) -> Inbound {
     };
     match parsed {
         Ok(message) => Inbound::Message(message),
-        Err(_) => not_json(),
+        Err(frame::NotJson) => Inbound::End(Some(close(1003, "a message is JSON text"))),
     }
 }
 
@@ -817,16 +940,6 @@ fn is_too_large(error: &axum::Error) -> bool {
         .source()
         .and_then(|source| source.downcast_ref::<Error>())
         .is_some_and(|error| matches!(error, Error::Capacity(_)))
-}
-
-/// Whether a first frame is courier's hello.
-fn is_hello(message: &Value) -> bool {
-    message.get("type").and_then(Value::as_str) == Some("courier.hello")
-}
-
-/// Whether a first frame's object is courier's hello.
-fn is_hello_object(message: &serde_json::Map<String, Value>) -> bool {
-    message.get("type").and_then(Value::as_str) == Some("courier.hello")
 }
 
 /// One subscriber's socket, joined to the channel's hub until either side ends.
@@ -899,7 +1012,7 @@ async fn run_socket(
                         break;
                     }
                 };
-                if std::mem::take(&mut first) && is_hello(&message) {
+                if std::mem::take(&mut first) && frame::is_hello(&message) {
                     continue;
                 }
                 if !member.accepts_messages() {

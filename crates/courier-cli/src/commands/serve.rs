@@ -1,6 +1,11 @@
-//! `courier serve --config FILE --listen ADDR [--body-limit BYTES] [--grace-ms MS]`: the proxy
-//! route for every source in the file, at the paths of its `[proxy]` table, until Ctrl-C or
-//! SIGTERM.
+//! `courier serve --config FILE --listen ADDR [--body-limit BYTES] [--header-read-timeout-ms MS]
+//! [--body-read-timeout-ms MS] [--grace-ms MS]`: the proxy route for every source in the file,
+//! at the paths of its `[proxy]` table, until Ctrl-C or SIGTERM.
+//!
+//! The limits come from the flags, else from the `[proxy]` table (`body_limit`,
+//! `header_read_timeout_ms`, `body_read_timeout_ms`), else the proxy's defaults: bodies up to
+//! 1 MiB arriving within 60 s, request heads within 30 s (a connection slower than that, or idle
+//! that long between requests, is closed).
 //!
 //! Once the socket is bound it prints `listening on http://ADDR` (the bound address, so
 //! `--listen 127.0.0.1:0` tells the port it got) on stdout. On Ctrl-C or SIGTERM it stops
@@ -15,7 +20,6 @@ use clap::Args;
 use courier_core::config::Config;
 use courier_core::{ConfigurationError, ErrorCode};
 use courier_server::Proxy;
-use std::future::IntoFuture;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -38,8 +42,19 @@ pub(crate) struct ServeArgs {
     pub(crate) listen: SocketAddr,
 
     /// The largest request body a call may carry, in bytes; a larger one is refused with 413.
-    #[arg(long, value_name = "BYTES", default_value_t = 1024 * 1024)]
-    pub(crate) body_limit: usize,
+    /// Default: the file's `body_limit`, else 1 MiB.
+    #[arg(long, value_name = "BYTES")]
+    pub(crate) body_limit: Option<u64>,
+
+    /// How long a connection may take to send a request's head, in milliseconds; a slower or
+    /// idle connection is closed. Default: the file's `header_read_timeout_ms`, else 30 000.
+    #[arg(long, value_name = "MS", value_parser = clap::value_parser!(u64).range(1..))]
+    pub(crate) header_read_timeout_ms: Option<u64>,
+
+    /// How long a call's body may take to arrive, whole, in milliseconds; a slower one is
+    /// refused with 408. Default: the file's `body_read_timeout_ms`, else 60 000.
+    #[arg(long, value_name = "MS", value_parser = clap::value_parser!(u64).range(1..))]
+    pub(crate) body_read_timeout_ms: Option<u64>,
 
     /// After Ctrl-C or SIGTERM, how long the calls in flight may take to finish, in
     /// milliseconds.
@@ -54,26 +69,32 @@ pub(crate) fn run(args: &ServeArgs) -> ExitCode {
         Err(err) => return report::configuration_error(&err),
     };
     let paths = config.proxy().clone();
-    let mut proxy = Proxy::new()
-        .http_path(paths.http)
-        .sse_path(paths.sse)
-        .body_limit(args.body_limit);
+    let limits = config.proxy_limits().clone();
+    let mut proxy = Proxy::new().http_path(paths.http).sse_path(paths.sse);
     if let Some(ws) = paths.ws {
         proxy = proxy.ws_path(ws);
+    }
+    if let Some(bytes) = args.body_limit.or(limits.body_limit) {
+        proxy = proxy.body_limit(usize::try_from(bytes).unwrap_or(usize::MAX));
+    }
+    let millis = |flag: Option<u64>| flag.map(Duration::from_millis);
+    if let Some(timeout) = millis(args.header_read_timeout_ms).or(limits.header_read_timeout) {
+        proxy = proxy.header_read_timeout(timeout);
+    }
+    if let Some(timeout) = millis(args.body_read_timeout_ms).or(limits.body_read_timeout) {
+        proxy = proxy.body_read_timeout(timeout);
     }
     for (name, api) in config.into_sources() {
         proxy = proxy.source(name, api);
     }
     let stop = proxy.shutdown_handle();
-    let router = match proxy.into_router() {
-        Ok(router) => router,
-        Err(e) => {
-            return report::configuration_error(&ConfigurationError::new(
-                ErrorCode::SourceTransportInvalid,
-                e.to_string(),
-            ))
-        }
-    };
+    // A source whose client cannot be built is a configuration error, found before binding.
+    if let Err(e) = proxy.clone().into_router() {
+        return report::configuration_error(&ConfigurationError::new(
+            ErrorCode::SourceTransportInvalid,
+            e.to_string(),
+        ));
+    }
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -98,12 +119,7 @@ pub(crate) fn run(args: &ServeArgs) -> ExitCode {
         };
         let bound = listener.local_addr().unwrap_or(args.listen);
         report::stdout_line(&format!("listening on http://{bound}"));
-        let served = axum::serve(
-            listener,
-            router.into_make_service_with_connect_info::<SocketAddr>(),
-        )
-        .with_graceful_shutdown(stop.begun())
-        .into_future();
+        let served = proxy.serve(listener);
         tokio::pin!(served);
         let served = tokio::select! {
             served = &mut served => served,

@@ -337,7 +337,7 @@ fn post_body(path: &str, variables: Variables) -> Result<(Body, HeaderValue), Er
             ))
         }
         Variables::None => Ok((
-            Body::from("{}"),
+            Body::from(r#"{"variables":null}"#),
             HeaderValue::from_static("application/json"),
         )),
     }

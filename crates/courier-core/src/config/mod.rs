@@ -43,7 +43,7 @@ mod transport;
 #[cfg(test)]
 mod tests;
 
-pub use self::proxy::ProxyPaths;
+pub use self::proxy::{ProxyLimits, ProxyPaths};
 
 use crate::error::{ConfigurationError, ErrorCode};
 use crate::tree::api::ApiDef;
@@ -57,6 +57,7 @@ use std::str::FromStr;
 #[derive(Clone, Debug)]
 pub struct Config {
     proxy: ProxyPaths,
+    limits: ProxyLimits,
     sources: BTreeMap<String, ApiDef>,
 }
 
@@ -95,6 +96,12 @@ impl Config {
         &self.proxy
     }
 
+    /// The limits the proxy holds browsers to (`[proxy]`'s `body_limit`,
+    /// `header_read_timeout_ms`, `body_read_timeout_ms`).
+    pub fn proxy_limits(&self) -> &ProxyLimits {
+        &self.limits
+    }
+
     /// Every source, by name (`[sources.NAME]`); the name is the proxy's `_s`.
     pub fn sources(&self) -> &BTreeMap<String, ApiDef> {
         &self.sources
@@ -125,7 +132,8 @@ fn load(text: &str, base: &Path) -> Result<Config, ConfigurationError> {
     let document = toml::Deserializer::parse(text).map_err(|e| errors::syntax(text, &e))?;
     let raw: raw::RawConfig =
         serde_path_to_error::deserialize(document).map_err(|e| errors::shape(text, &e))?;
-    let proxy = ProxyPaths::from_raw(raw.proxy)?;
+    let proxy = ProxyPaths::from_raw(&raw.proxy)?;
+    let limits = ProxyLimits::from_raw(&raw.proxy)?;
     let sources = raw
         .sources
         .into_iter()
@@ -134,5 +142,9 @@ fn load(text: &str, base: &Path) -> Result<Config, ConfigurationError> {
             Ok((name, api))
         })
         .collect::<Result<_, ConfigurationError>>()?;
-    Ok(Config { proxy, sources })
+    Ok(Config {
+        proxy,
+        limits,
+        sources,
+    })
 }

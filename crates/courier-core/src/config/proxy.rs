@@ -1,8 +1,10 @@
-//! [`ProxyPaths`]: where `courier serve` mounts the proxy route, the file's `[proxy]` table.
+//! The file's `[proxy]` table: where `courier serve` mounts the proxy route ([`ProxyPaths`]) and
+//! the limits it holds browsers to ([`ProxyLimits`]).
 
 use super::key_path::KeyPath;
 use super::raw::RawProxy;
 use crate::error::{ConfigurationError, ErrorCode};
+use std::time::Duration;
 
 /// The paths of the proxy route (the spec's `proxyPath`): HTTP calls, SSE streams and WebSocket
 /// channels. Read from the config file's `[proxy]` table.
@@ -37,14 +39,62 @@ impl Default for ProxyPaths {
 }
 
 impl ProxyPaths {
-    /// The `[proxy]` table with defaults filled in; each path must be absolute.
-    pub(super) fn from_raw(raw: RawProxy) -> Result<Self, ConfigurationError> {
+    /// The `[proxy]` table's paths with defaults filled in; each path must be absolute.
+    pub(super) fn from_raw(raw: &RawProxy) -> Result<Self, ConfigurationError> {
         let defaults = Self::default();
         let at = KeyPath::root().key("proxy");
-        let http = checked(raw.http.unwrap_or(defaults.http), &at.key("http"))?;
-        let sse = checked(raw.sse.unwrap_or(defaults.sse), &at.key("sse"))?;
-        let ws = raw.ws.map(|ws| checked(ws, &at.key("ws"))).transpose()?;
+        let http = checked(raw.http.clone().unwrap_or(defaults.http), &at.key("http"))?;
+        let sse = checked(raw.sse.clone().unwrap_or(defaults.sse), &at.key("sse"))?;
+        let ws = raw
+            .ws
+            .clone()
+            .map(|ws| checked(ws, &at.key("ws")))
+            .transpose()?;
         Ok(Self { http, sse, ws })
+    }
+}
+
+/// The limits the proxy holds browsers to, where the `[proxy]` table sets them: `body_limit`
+/// (bytes), `header_read_timeout_ms` and `body_read_timeout_ms`. `None` leaves the proxy's own
+/// default (1 MiB, 30 s, 60 s); `courier serve`'s flags win over the file.
+///
+/// ```
+/// use courier_core::config::Config;
+/// use std::time::Duration;
+///
+/// let config: Config = "[proxy]\nbody_limit = 65536\nheader_read_timeout_ms = 5000".parse()?;
+/// assert_eq!(config.proxy_limits().body_limit, Some(65536));
+/// assert_eq!(config.proxy_limits().header_read_timeout, Some(Duration::from_secs(5)));
+/// assert_eq!(config.proxy_limits().body_read_timeout, None);
+/// # Ok::<(), courier_core::ConfigurationError>(())
+/// ```
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ProxyLimits {
+    /// The largest request body a call may carry, in bytes (`body_limit`).
+    pub body_limit: Option<u64>,
+    /// How long a request's head may take to arrive (`header_read_timeout_ms`).
+    pub header_read_timeout: Option<Duration>,
+    /// How long a call's body may take to arrive, whole (`body_read_timeout_ms`).
+    pub body_read_timeout: Option<Duration>,
+}
+
+impl ProxyLimits {
+    /// The `[proxy]` table's limits; a timeout of zero is refused (it could never be met).
+    pub(super) fn from_raw(raw: &RawProxy) -> Result<Self, ConfigurationError> {
+        let at = KeyPath::root().key("proxy");
+        let timeout = |ms: Option<u64>, key: &str| match ms {
+            Some(0) => Err(ConfigurationError::new(
+                ErrorCode::ConfigInvalid,
+                "a timeout of zero could never be met; leave the key out for the default",
+            )
+            .at(at.key(key).as_str())),
+            ms => Ok(ms.map(Duration::from_millis)),
+        };
+        Ok(Self {
+            body_limit: raw.body_limit,
+            header_read_timeout: timeout(raw.header_read_timeout_ms, "header_read_timeout_ms")?,
+            body_read_timeout: timeout(raw.body_read_timeout_ms, "body_read_timeout_ms")?,
+        })
     }
 }
 

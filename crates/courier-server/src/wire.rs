@@ -1,0 +1,135 @@
+//! What the proxy reads off a browser's request before anything else: the wire protocol's query
+//! parameters and a POST's JSON body. Both come from a hostile party, so each is read strictly
+//! and refused with a 400 that names the expected shape, never guessed at.
+
+use crate::Refusal;
+use axum::extract::FromRequestParts;
+use courier_core::encode::Variables;
+use serde_json::Value;
+use std::collections::HashMap;
+
+/// The parameters of the request's query, each name once. The wire protocol's own parameters
+/// (those starting with `_`) may not repeat: two `_s` or two `_v` would be read one way here and
+/// perhaps another way by whatever logged or cached the request, so the request is refused.
+#[derive(Debug, Default)]
+pub(crate) struct WireQuery(pub(crate) HashMap<String, String>);
+
+impl WireQuery {
+    /// Parses a query string (`application/x-www-form-urlencoded`, as browsers write it).
+    pub(crate) fn parse(query: &str) -> Result<Self, Refusal> {
+        let mut parameters = HashMap::new();
+        for (name, value) in form_urlencoded::parse(query.as_bytes()) {
+            let repeated = parameters.contains_key(name.as_ref());
+            if repeated && name.starts_with('_') {
+                return Err(Refusal::bad_request(format!(
+                    "the `{name}` parameter appears more than once"
+                )));
+            }
+            if !repeated {
+                parameters.insert(name.into_owned(), value.into_owned());
+            }
+        }
+        Ok(Self(parameters))
+    }
+}
+
+impl<S: Send + Sync> FromRequestParts<S> for WireQuery {
+    type Rejection = Refusal;
+
+    async fn from_request_parts(
+        parts: &mut http::request::Parts,
+        _state: &S,
+    ) -> Result<Self, Self::Rejection> {
+        Self::parse(parts.uri.query().unwrap_or_default())
+    }
+}
+
+/// The expected shape of a POST's JSON body, for refusals.
+const SHAPE: &str = "a POST's JSON body is `{\"variables\": …}` (`{\"variables\": null}`, or no \
+                     body at all, for a call without variables)";
+
+/// The variables of a POST's JSON body: `{"variables": …}` and nothing else. An empty body is
+/// a call without variables. A body without `variables` (a REST-shaped body, say) or with other
+/// keys beside it is refused: taken as "no variables", a filtered read would come back
+/// unfiltered and a write would reach the upstream empty.
+pub(crate) fn call_body(bytes: &[u8]) -> Result<Variables, Refusal> {
+    if bytes.trim_ascii().is_empty() {
+        return Ok(Variables::None);
+    }
+    let body: Value = serde_json::from_slice(bytes)
+        .map_err(|e| Refusal::bad_request(format!("the body is not JSON ({e}); {SHAPE}")))?;
+    let Value::Object(mut body) = body else {
+        return Err(Refusal::bad_request(format!(
+            "the body is not a JSON object; {SHAPE}"
+        )));
+    };
+    let Some(variables) = body.remove("variables") else {
+        return Err(Refusal::bad_request(format!(
+            "the body has no `variables` key; {SHAPE}"
+        )));
+    };
+    if let Some(key) = body.keys().next() {
+        return Err(Refusal::bad_request(format!(
+            "the body has the key `{key}` beside `variables`; {SHAPE}"
+        )));
+    }
+    Ok(variables.into())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn variables(body: &str) -> Result<Value, String> {
+        match call_body(body.as_bytes()) {
+            Ok(Variables::Json(value)) => Ok(value),
+            Ok(Variables::None) => Ok(Value::Null),
+            Ok(Variables::Form(_)) => unreachable!("JSON bodies hold no form"),
+            Err(refusal) => Err(refusal.message),
+        }
+    }
+
+    #[test]
+    fn a_body_is_variables_and_nothing_else() {
+        assert_eq!(
+            variables(r#"{"variables":{"q":"ada"}}"#),
+            Ok(json!({"q": "ada"}))
+        );
+        assert_eq!(variables(r#"{"variables":null}"#), Ok(Value::Null));
+        assert_eq!(variables(""), Ok(Value::Null));
+        assert_eq!(variables(" \r\n"), Ok(Value::Null));
+        let refused = |body: &str, says: &str| {
+            let message = variables(body).expect_err(body);
+            assert!(message.contains(says), "{body}: {message}");
+            assert!(message.contains(r#"{"variables": …}"#), "{message}");
+        };
+        refused(r#"{"q":"ada"}"#, "no `variables` key");
+        refused("{}", "no `variables` key");
+        refused(r#"{"variables":{},"extra":1}"#, "the key `extra` beside");
+        refused("[1,2]", "not a JSON object");
+        refused("null", "not a JSON object");
+        refused("{\"variables\":", "not JSON");
+        refused(&"[".repeat(10_000), "not JSON");
+    }
+
+    #[test]
+    fn a_wire_parameter_may_not_repeat() {
+        let query = WireQuery::parse("_s=demo&_g=users&_m=get&x=1&x=2").unwrap();
+        assert_eq!(query.0["_s"], "demo");
+        assert_eq!(
+            query.0["x"], "1",
+            "the first of a parameter of the page's own"
+        );
+        let refused = WireQuery::parse("_s=demo&_s=admin").unwrap_err();
+        assert!(refused
+            .message
+            .contains("`_s` parameter appears more than once"));
+        let decoded = WireQuery::parse("_v=%7B%22a%22%3A%22b+c%22%7D&_g=a%2Eb").unwrap();
+        assert_eq!(decoded.0["_v"], r#"{"a":"b c"}"#);
+        assert_eq!(decoded.0["_g"], "a.b");
+        // Bytes that are not UTF-8 once decoded are replaced, never a panic.
+        let lossy = WireQuery::parse("_m=%FF%FE").unwrap();
+        assert_eq!(lossy.0["_m"], "\u{FFFD}\u{FFFD}");
+    }
+}
