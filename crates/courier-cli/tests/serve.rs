@@ -291,3 +291,110 @@ async fn the_body_limit_and_the_grace_period_are_arguments() {
     let cut = rest_of(call).await;
     assert!(!cut.starts_with("HTTP/1.1 200"), "{cut}");
 }
+
+/// Reads until the server closes the connection (`true`) or `within` passes (`false`).
+async fn closed_within(tcp: &mut tokio::net::TcpStream, within: Duration) -> (bool, String) {
+    let mut seen = Vec::new();
+    let mut buf = [0u8; 1024];
+    let closed = tokio::time::timeout(within, async {
+        loop {
+            match tcp.read(&mut buf).await {
+                Ok(0) | Err(_) => return,
+                Ok(n) => seen.extend_from_slice(&buf[..n]),
+            }
+        }
+    })
+    .await
+    .is_ok();
+    (closed, String::from_utf8_lossy(&seen).into_owned())
+}
+
+#[tokio::test]
+async fn the_files_limits_bound_slow_and_large_requests_and_the_flags_win() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("courier.toml");
+    std::fs::write(
+        &config,
+        r#"
+[proxy]
+body_limit = 1000
+header_read_timeout_ms = 400
+body_read_timeout_ms = 400
+
+[sources.demo]
+base_url = "http://127.0.0.1:9"
+
+[sources.demo.groups.users]
+expose = true
+
+[sources.demo.groups.users.endpoints.create]
+post = "/users"
+"#,
+    )
+    .unwrap();
+    let (_child, addr) = spawn_serve(&config, &[]).await;
+
+    // Half a head: closed at the file's 400 ms.
+    let mut tcp = tokio::net::TcpStream::connect(&addr).await.unwrap();
+    tcp.write_all(b"POST /api/request?_s=demo HTTP/1.1\r\nhost: app\r\n")
+        .await
+        .unwrap();
+    let start = std::time::Instant::now();
+    let (closed, _) = closed_within(&mut tcp, Duration::from_secs(5)).await;
+    assert!(
+        closed && start.elapsed() < Duration::from_secs(2),
+        "{:?}",
+        start.elapsed()
+    );
+
+    // A body declared over the file's limit: 413 from the head alone.
+    let mut tcp = tokio::net::TcpStream::connect(&addr).await.unwrap();
+    tcp.write_all(
+        b"POST /api/request?_s=demo&_g=users&_m=create HTTP/1.1\r\nhost: app\r\ncontent-type: application/json\r\ncontent-length: 1001\r\n\r\n",
+    )
+    .await
+    .unwrap();
+    let (_, answer) = closed_within(&mut tcp, Duration::from_secs(2)).await;
+    assert!(answer.starts_with("HTTP/1.1 413"), "{answer}");
+    assert!(answer.contains("PAYLOAD_TOO_LARGE"), "{answer}");
+
+    // A body that stops arriving: 408 at the file's 400 ms.
+    let mut tcp = tokio::net::TcpStream::connect(&addr).await.unwrap();
+    tcp.write_all(
+        b"POST /api/request?_s=demo&_g=users&_m=create HTTP/1.1\r\nhost: app\r\ncontent-type: application/json\r\ncontent-length: 50\r\n\r\n{\"vari",
+    )
+    .await
+    .unwrap();
+    let (_, answer) = closed_within(&mut tcp, Duration::from_secs(3)).await;
+    assert!(answer.starts_with("HTTP/1.1 408"), "{answer}");
+
+    // The flag wins over the file: a larger body limit lets the same head through to the
+    // body read.
+    let (_child, addr) = spawn_serve(&config, &["--body-limit", "5000"]).await;
+    let mut tcp = tokio::net::TcpStream::connect(&addr).await.unwrap();
+    tcp.write_all(
+        b"POST /api/request?_s=demo&_g=users&_m=create HTTP/1.1\r\nhost: app\r\ncontent-type: application/json\r\ncontent-length: 1001\r\n\r\n",
+    )
+    .await
+    .unwrap();
+    let (_, answer) = closed_within(&mut tcp, Duration::from_secs(3)).await;
+    assert!(answer.starts_with("HTTP/1.1 408"), "{answer}");
+}
+
+#[test]
+fn a_zero_timeout_in_the_file_is_a_configuration_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("courier.toml");
+    std::fs::write(&config, "[proxy]\nheader_read_timeout_ms = 0\n").unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_courier"))
+        .args(["serve", "-c", config.to_str().unwrap(), "-l", "127.0.0.1:0"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let report: Value = serde_json::from_slice(&out.stderr).unwrap();
+    assert_eq!(report["code"], "CONFIG_INVALID");
+    assert!(report["message"]
+        .as_str()
+        .unwrap()
+        .contains("proxy.header_read_timeout_ms"));
+}
