@@ -62,6 +62,20 @@
 //! what the check is there to stop; a trusted sibling's own fetches and form posts carry
 //! `Origin` and are matched normally.
 //!
+//! **Signed tokens** (`csrf` with a [`CsrfKey`], [`SessionOptions::csrf_signed`]): besides
+//! header and cookie being equal, the token must be signed with the key for the served request's
+//! session ([`csrf`]: an HMAC over the session cookies and a nonce), so a token planted by
+//! whoever can write the user's cookies (a sibling subdomain) is refused.
+//!
+//! **Fetch Metadata** (`fetch_metadata`): a resource-isolation policy on every call that carries
+//! the session in [`SessionMode::On`], reads included: a served request whose `Sec-Fetch-Site`
+//! says another site sent it is refused, unless its `Origin` is trusted or it is a plain
+//! top-level navigation.
+//!
+//! **Socket handshakes** cannot carry a CSRF header, and browsers apply no same-origin rule to
+//! WebSockets: [`SessionLayer::check_handshake`] runs the origin check (and the Fetch Metadata
+//! policy) on a handshake before a server opens a socket that will carry the session.
+//!
 //! A served request with neither header passes the origin check: it does not come from a
 //! browser. Browsers send `Origin` on every cross-origin fetch and form post, and current ones
 //! send `Sec-Fetch-Site` on every request, so a cross-site write through a victim's browser

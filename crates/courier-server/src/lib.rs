@@ -10,8 +10,10 @@
 //! and only exposed endpoints are reachable. Frames and refusals are in `docs/PROTOCOL.md`.
 //!
 //! - **HTTP calls**: a read as GET with `_v`, or any call as POST with the JSON body
-//!   `{"variables": …}` or, for variables that carry files, a `multipart/form-data` form
-//!   (either up to [`Proxy::body_limit`]); `_t` (milliseconds) may shorten the upstream call's
+//!   `{"variables": …}` and nothing else (a body without `variables`, or with other keys, is a
+//!   400) or, for variables that carry files, a `multipart/form-data` form (either up to
+//!   [`Proxy::body_limit`], refused from a declared `content-length` alone, and arriving within
+//!   [`Proxy::body_read_timeout`], else 408); `_t` (milliseconds) may shorten the upstream call's
 //!   timeout; a write over GET and a read with
 //!   sensitive variables over GET are refused 405. The call goes through the source's
 //!   [`Client`](courier_client::Client) — its whole layer stack — with the browser's request as
@@ -37,7 +39,9 @@
 //!   The handler's stream is polled with the browser's request as the served context
 //!   ([`ServedRequest::scope_stream`](courier_core::context::ServedRequest::scope_stream)), so
 //!   calls it makes carry that user's session and forwarded headers.
-//! - **Channels**: each socket joins the source's [`Hub`](courier_core::live::Hub) (the one
+//! - **Channels**: a handshake for a channel that carries the session is refused 403 unless its
+//!   `Origin` is the proxy's own or trusted (browsers apply no same-origin rule to sockets; see
+//!   `docs/SECURITY.md`); each socket joins the source's [`Hub`](courier_core::live::Hub) (the one
 //!   its `ApiDef` carries, so in-process callers share topics with
 //!   it); messages are JSON text frames both ways; a hello frame announced with `_h=1` is read
 //!   before joining and its `auth` reaches the handlers ([`Peer::auth`](courier_core::Peer)),
@@ -54,6 +58,9 @@
 //! - **Remote streams** (`.get()`, `.via()`) are proxied: the opening request goes through the
 //!   source's client with the browser's request as the served context and its `Last-Event-ID`,
 //!   and the upstream's answer comes back as it is, the event stream's bytes unchanged.
+//! - **Serving**: [`Proxy::serve`] (and [`Proxy::serve_with`], for the proxy inside an app's
+//!   own router) serves with the bounds a server facing browsers needs — a request head within
+//!   [`Proxy::header_read_timeout`], at most 64 KiB — which `axum::serve` leaves out.
 //! - **Stopping**: a graceful stop waits for responses in flight, and a stream or socket never
 //!   ends on its own; [`Proxy::shutdown_handle`] gives the [`Shutdown`] that cuts the streams
 //!   short (their clients reconnect) and closes the sockets with 1001.
