@@ -495,7 +495,12 @@ pub(crate) async fn timed<F: std::future::Future>(f: F) -> (F::Output, Duration)
     (out, start.elapsed())
 }
 
-/// `%`-encodes a JSON value for `_v`.
-pub(crate) fn v(value: &Value) -> String {
-    form_urlencoded::byte_serialize(value.to_string().as_bytes()).collect()
+/// A GET call of `users.MEMBER` with `variables` in `_v`, as the page's own, answered.
+pub(crate) async fn read(site: &Site, member: &str, variables: &Value) -> Answer {
+    let variables: String =
+        form_urlencoded::byte_serialize(variables.to_string().as_bytes()).collect();
+    let target = format!("/api/request?_s=demo&_g=users&_m={member}&_v={variables}");
+    exchange(site.proxy, &request(site, "GET", &target, &[], ""))
+        .await
+        .answer()
 }

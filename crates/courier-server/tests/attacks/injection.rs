@@ -3,7 +3,7 @@
 //! that would send the call to another host (SSRF). A variable becomes exactly one path segment
 //! or one search parameter, percent-encoded, on the source's own host.
 
-use crate::harness::{exchange, request, site, still_serves, v};
+use crate::harness::{exchange, read, site, still_serves};
 use serde_json::json;
 
 #[tokio::test]
@@ -15,13 +15,7 @@ async fn crlf_and_nul_in_variables_stay_inside_their_segment() {
         "7\u{0}admin",
         "7 HTTP/1.1\r\nhost: evil.example",
     ] {
-        let target = format!(
-            "/api/request?_s=demo&_g=users&_m=get&_v={}",
-            v(&json!({ "id": id }))
-        );
-        let answer = exchange(site.proxy, &request(&site, "GET", &target, &[], ""))
-            .await
-            .answer();
+        let answer = read(&site, "get", &json!({ "id": id })).await;
         assert_eq!(answer.status, 200, "{id:?}: {answer:?}");
         let seen = site.upstream.last();
         assert!(
@@ -58,13 +52,12 @@ async fn crlf_and_nul_in_variables_stay_inside_their_segment() {
 #[tokio::test]
 async fn crlf_and_nul_in_search_parameters_are_encoded() {
     let site = site().await;
-    let target = format!(
-        "/api/request?_s=demo&_g=users&_m=search&_v={}",
-        v(&json!({ "q": "a\r\nx-injected: 1", "z": "\u{0}", "&admin": "=1#frag" }))
-    );
-    let answer = exchange(site.proxy, &request(&site, "GET", &target, &[], ""))
-        .await
-        .answer();
+    let answer = read(
+        &site,
+        "search",
+        &json!({ "q": "a\r\nx-injected: 1", "z": "\u{0}", "&admin": "=1#frag" }),
+    )
+    .await;
     assert_eq!(answer.status, 200, "{answer:?}");
     let seen = site.upstream.last();
     assert!(seen.target.starts_with("/users?"), "{}", seen.target);
@@ -84,13 +77,7 @@ async fn path_parameters_cannot_climb_out_of_the_endpoint() {
     // A segment that is a dot-segment on its own would be removed by the upstream's path
     // normalisation: refused as variables the endpoint cannot use.
     for id in ["..", "."] {
-        let target = format!(
-            "/api/request?_s=demo&_g=users&_m=get&_v={}",
-            v(&json!({ "id": id }))
-        );
-        let answer = exchange(site.proxy, &request(&site, "GET", &target, &[], ""))
-            .await
-            .answer();
+        let answer = read(&site, "get", &json!({ "id": id })).await;
         assert_eq!(answer.status, 400, "{id:?}: {answer:?}");
         assert_eq!(answer.code(), "BAD_REQUEST");
     }
@@ -112,13 +99,7 @@ async fn path_parameters_cannot_climb_out_of_the_endpoint() {
         ("//evil.example/x", "/users/%2F%2Fevil.example%2Fx"),
         ("?x=1#f", "/users/%3Fx%3D1%23f"),
     ] {
-        let target = format!(
-            "/api/request?_s=demo&_g=users&_m=get&_v={}",
-            v(&json!({ "id": id }))
-        );
-        let answer = exchange(site.proxy, &request(&site, "GET", &target, &[], ""))
-            .await
-            .answer();
+        let answer = read(&site, "get", &json!({ "id": id })).await;
         assert_eq!(answer.status, 200, "{id:?}: {answer:?}");
         let seen = site.upstream.last();
         assert_eq!(seen.target, sent, "{id:?}");

@@ -2,7 +2,7 @@
 //! over GET and a sensitive read over GET are refused (the specification's 405s), so a link or
 //! an image can never make a write, and sensitive variables never sit in an address.
 
-use crate::harness::{exchange, request, site, still_serves, v};
+use crate::harness::{exchange, read, request, site, still_serves};
 use serde_json::json;
 
 #[tokio::test]
@@ -43,10 +43,7 @@ async fn a_write_or_a_sensitive_read_over_get_is_refused() {
             json!({ "user": "ada", "password": "in-the-address" }),
         ),
     ] {
-        let target = format!("/api/request?_s=demo&_g=users&_m={member}&_v={}", v(&vars));
-        let answer = exchange(site.proxy, &request(&site, "GET", &target, &[], ""))
-            .await
-            .answer();
+        let answer = read(&site, member, &vars).await;
         assert_eq!(answer.status, 405, "{member}: {answer:?}");
     }
     assert_eq!(site.upstream.count(), 0);
