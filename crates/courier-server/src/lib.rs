@@ -565,27 +565,16 @@ async fn serve_stream(
         if *failed {
             return std::future::ready(None);
         }
-        let frame = match item {
-            Ok(event) => {
-                let mut frame = SseEvent::default().data(event.data.to_string());
-                if let Some(id) = event.id {
-                    frame = frame.id(id);
-                }
-                if let Some(name) = event.event {
-                    frame = frame.event(name);
-                }
-                if let Some(retry) = event.retry {
-                    frame = frame.retry(retry);
-                }
-                frame
-            }
-            Err(e) => {
-                *failed = true;
-                tracing::warn!(endpoint = %path, error = %e, "an implemented stream failed");
-                let body =
-                    json!({ "error": { "code": "STREAM_FAILED", "message": e.to_string() } });
-                SseEvent::default().event("error").data(body.to_string())
-            }
+        let failure = |failed: &mut bool, e: &dyn std::fmt::Display| {
+            *failed = true;
+            tracing::warn!(endpoint = %path, error = %e, "an implemented stream failed");
+            let body = json!({ "error": { "code": "STREAM_FAILED", "message": e.to_string() } });
+            SseEvent::default().event("error").data(body.to_string())
+        };
+        let frame = match item.map(sse_frame) {
+            Ok(Ok(frame)) => frame,
+            Ok(Err(e)) => failure(failed, &e),
+            Err(e) => failure(failed, &e),
         };
         std::future::ready(Some(frame))
     });
@@ -594,6 +583,45 @@ async fn serve_stream(
         .interval(live.keep_alive)
         .text("keep-alive");
     Ok(Sse::new(events).keep_alive(keep_alive).into_response())
+}
+
+/// An implemented stream's event as an event-stream frame. A line break in its `id` or `event`
+/// (or a NUL in its `id`) would end the field early and let the rest pose as fields of its
+/// own — a handler that names events after what a subscriber sent could be made to forge
+/// events — so such an event fails the stream, as a handler's error does.
+fn sse_frame(event: courier_core::Event<Value>) -> Result<SseEvent, UnwritableEvent> {
+    let breaks = |text: &str| text.contains(['\r', '\n']);
+    if event
+        .id
+        .as_deref()
+        .is_some_and(|id| breaks(id) || id.contains('\0'))
+        || event.event.as_deref().is_some_and(breaks)
+    {
+        return Err(UnwritableEvent);
+    }
+    let mut frame = SseEvent::default().data(event.data.to_string());
+    if let Some(id) = event.id {
+        frame = frame.id(id);
+    }
+    if let Some(name) = event.event {
+        frame = frame.event(name);
+    }
+    if let Some(retry) = event.retry {
+        frame = frame.retry(retry);
+    }
+    Ok(frame)
+}
+
+/// An event whose `id` or `event` an event stream cannot carry.
+#[derive(Debug)]
+struct UnwritableEvent;
+
+impl fmt::Display for UnwritableEvent {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(
+            "an event's id or name holds a line break (or its id a NUL), which an event stream cannot carry",
+        )
+    }
 }
 
 /// `items` until the proxy shuts down, then a failure: it cuts the response short, so the

@@ -86,8 +86,11 @@
 //! **The one ambiguity:** every value comes back as a string, and a one-element array comes back
 //! as a single string: `{"n": 7, "tags": ["x"]}` gives `n=7&tags=x`, read back as
 //! `{"n": "7", "tags": "x"}`. Types that accept "one or many" should deserialize either form.
-//! Apart from that, `parse(stringify(m)) == m` for keys that are non-empty and bracket-free, and
-//! `stringify(parse(stringify(m))) == stringify(m)` always.
+//! Apart from that, for keys that are non-empty and bracket-free at every level,
+//! `parse(stringify(m)) == m` and `stringify(parse(stringify(m))) == stringify(m)`. Other keys
+//! have no query form of their own, since `%5B` reads as `[`: `{"a": {"b]": 1}}` gives
+//! `a%5Bb%5D%5D=1`, which `parse` refuses, and `{"a": {"": 1}}` gives `a%5B%5D=1`, read back as
+//! `{"a": ["1"]}`.
 //!
 //! [`UrlEncodedBody`] writes bodies by the same rules as `application/x-www-form-urlencoded`.
 

@@ -9,8 +9,9 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use axum::Router;
 use courier_core::{
-    ApiDef, CacheOptions, ChannelEndpoint, ChannelHandler, ChannelHandlers, CsrfKey, GroupDef,
-    HttpEndpoint, Peer, PeerHandler, SessionOptions, StreamEndpoint,
+    ApiDef, CacheOptions, ChannelEndpoint, ChannelHandler, ChannelHandlers, CsrfKey, Event,
+    GroupDef, HttpEndpoint, Peer, PeerHandler, SessionOptions, StreamEndpoint, StreamHandler,
+    StreamRequest,
 };
 use courier_server::{Proxy, Shutdown};
 use http::HeaderMap;
@@ -185,6 +186,18 @@ pub(crate) fn api(upstream: SocketAddr, joins: Arc<AtomicUsize>) -> ApiDef {
             Ok(())
         }
     }));
+    // Names its events after what the subscriber sent, as a handler might: a line break in it
+    // must not let the subscriber write fields of their own into the event stream.
+    let named = StreamHandler::new(|request: StreamRequest| {
+        let name = request.variables["name"]
+            .as_str()
+            .unwrap_or("tick")
+            .to_owned();
+        futures_util::stream::iter([
+            Ok(Event::new(json!({ "n": 1 })).event(name)),
+            Ok(Event::new(json!({ "n": 2 }))),
+        ])
+    });
     let users = GroupDef::new()
         .prefix("/users")
         .expose(true)
@@ -201,6 +214,7 @@ pub(crate) fn api(upstream: SocketAddr, joins: Arc<AtomicUsize>) -> ApiDef {
             HttpEndpoint::get("/slow").timeout(Duration::from_millis(300)),
         )
         .endpoint("events", StreamEndpoint::get("/events"))
+        .endpoint("named", StreamEndpoint::implement(named))
         .endpoint("room", ChannelEndpoint::connect("/rooms/:id").send())
         .endpoint(
             "lobby",

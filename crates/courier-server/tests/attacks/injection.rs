@@ -3,7 +3,7 @@
 //! that would send the call to another host (SSRF). A variable becomes exactly one path segment
 //! or one search parameter, percent-encoded, on the source's own host.
 
-use crate::harness::{exchange, read, site, still_serves};
+use crate::harness::{exchange, read, request, site, still_serves};
 use serde_json::json;
 
 #[tokio::test]
@@ -148,5 +148,45 @@ async fn raw_control_bytes_in_a_header_are_refused_by_the_parser() {
         assert_eq!(statuses, [400], "{header:?}");
     }
     assert_eq!(site.upstream.count(), 0, "nothing reached the upstream");
+    still_serves(&site).await;
+}
+
+#[tokio::test]
+async fn a_line_break_in_an_events_name_cannot_forge_event_stream_fields() {
+    let site = site().await;
+    let forged = json!({ "name": "tick\nevent: admin\ndata: {\"forged\":true}\n" });
+    let variables: String =
+        form_urlencoded::byte_serialize(forged.to_string().as_bytes()).collect();
+    let open = request(
+        &site,
+        "GET",
+        &format!("/api/sse?_s=demo&_g=users&_m=named&_v={variables}"),
+        &[],
+        "",
+    );
+    let answer = exchange(site.proxy, &open).await.answer();
+    assert_eq!(answer.status, 200, "{answer:?}");
+    let stream = String::from_utf8_lossy(&answer.body);
+    assert!(!stream.contains("event: admin"), "{stream}");
+    assert!(!stream.contains("\"forged\""), "{stream}");
+    // The handler's event cannot be written: the stream fails as for a handler's error.
+    assert!(stream.contains("event: error"), "{stream}");
+    assert!(stream.contains("STREAM_FAILED"), "{stream}");
+    // A name without line breaks goes out as it is.
+    let plain = request(
+        &site,
+        "GET",
+        "/api/sse?_s=demo&_g=users&_m=named&_v=%7B%22name%22%3A%22tick%22%7D",
+        &[],
+        "",
+    );
+    let stream = exchange(site.proxy, &plain).await.answer().body;
+    let stream = String::from_utf8_lossy(&stream);
+    let first = stream.split("\n\n").next().unwrap_or_default();
+    assert!(
+        first.lines().any(|line| line == "event: tick") && first.contains("data: {\"n\":1}"),
+        "{stream}"
+    );
+    assert!(stream.contains("data: {\"n\":2}"), "{stream}");
     still_serves(&site).await;
 }
