@@ -4,7 +4,10 @@
 //! - `backend`: the axum backend itself;
 //! - `courier`: through `courier::server::Proxy`
 //!   (`GET /api/request?_s=demo&_g=users&_m=get&_v=7`), which calls the backend with courier's
-//!   client (its pooled hyper-util transport and default layers) and streams the answer back;
+//!   client (its pooled hyper-util transport and default layers) and streams the answer back,
+//!   its router served by `axum::serve`;
+//! - `courier serve`: the same proxy served by `Proxy::serve`, as `courier serve` serves it (the
+//!   header read timeout, the bound on heads, the first request's deadline, TCP_NODELAY);
 //! - `nginx`: through nginx as a reverse proxy (`proxy_pass` with an upstream keep-alive pool) in
 //!   front of the same backend.
 //!
@@ -85,7 +88,14 @@ struct Nginx {
 
 impl Drop for Nginx {
     fn drop(&mut self) {
-        let _ = self.child.kill();
+        // SIGTERM, not SIGKILL: the master stops its worker processes before it exits. Killed
+        // outright, it leaves them running, listening and using CPU through the next runs.
+        // SAFETY: kill(2) on our own child's pid touches no memory of this process.
+        let stopped = i32::try_from(self.child.id())
+            .is_ok_and(|pid| unsafe { libc::kill(pid, libc::SIGTERM) } == 0);
+        if !stopped {
+            let _ = self.child.kill();
+        }
         let _ = self.child.wait();
     }
 }
@@ -218,6 +228,14 @@ fn main() {
             .into_router()
             .expect("the proxy"),
     );
+    let served_runtime = runtime();
+    let served_addr = served_runtime.block_on(async {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        let proxy = Proxy::new().source("demo", api(backend_addr));
+        tokio::spawn(proxy.serve(listener));
+        addr
+    });
     let nginx = nginx(backend_addr);
 
     let mut targets = vec![
@@ -225,6 +243,10 @@ fn main() {
         (
             "courier",
             format!("http://{proxy_addr}/api/request?_s=demo&_g=users&_m=get&_v=7"),
+        ),
+        (
+            "courier serve",
+            format!("http://{served_addr}/api/request?_s=demo&_g=users&_m=get&_v=7"),
         ),
     ];
     match &nginx {
