@@ -48,7 +48,7 @@ pub fn never_crosses(name: &HeaderName) -> bool {
 }
 
 /// Whether `name` is a hop-by-hop header (not counting those a `connection` header names:
-/// see [`remove_hop_by_hop`]).
+/// see [`named_by_connection`]).
 pub fn is_hop_by_hop(name: &HeaderName) -> bool {
     name == CONNECTION
         || name == TE
@@ -78,23 +78,16 @@ pub fn why_never_crosses(name: &str) -> Option<&'static str> {
         )
 }
 
-/// Removes from `headers` the hop-by-hop headers, `host`, and every header a `connection`
-/// header names (RFC 9110 §7.6.1: the sender marks those as meant for this connection only).
-pub fn remove_hop_by_hop(headers: &mut HeaderMap) {
-    let named: Vec<HeaderName> = headers
+/// The headers that `headers`' `connection` header names: RFC 9110 §7.6.1 makes them hop-by-hop
+/// as well, meant for this connection only. Empty (and nothing allocated) without one.
+pub fn named_by_connection(headers: &HeaderMap) -> Vec<HeaderName> {
+    headers
         .get_all(CONNECTION)
         .iter()
         .filter_map(|value| value.to_str().ok())
         .flat_map(|value| value.split(','))
         .filter_map(|token| HeaderName::from_bytes(token.trim().as_bytes()).ok())
-        .collect();
-    for name in named {
-        headers.remove(name);
-    }
-    for name in HOP_BY_HOP {
-        headers.remove(name);
-    }
-    headers.remove(HOST);
+        .collect()
 }
 
 #[cfg(test)]
@@ -118,19 +111,17 @@ mod tests {
     }
 
     #[test]
-    fn the_headers_a_connection_header_names_are_removed_too() {
+    fn the_headers_a_connection_header_names_are_hop_by_hop_too() {
         let mut headers = HeaderMap::new();
         headers.insert(
             CONNECTION,
             HeaderValue::from_static("close, X-Tenant ,bad name"),
         );
+        headers.append(CONNECTION, HeaderValue::from_static("keep-alive"));
         headers.insert("x-tenant", HeaderValue::from_static("acme"));
-        headers.insert("x-kept", HeaderValue::from_static("1"));
-        headers.insert("keep-alive", HeaderValue::from_static("timeout=5"));
-        headers.insert(HOST, HeaderValue::from_static("internal.example"));
-        headers.insert(TRANSFER_ENCODING, HeaderValue::from_static("chunked"));
-        remove_hop_by_hop(&mut headers);
-        let left: Vec<&str> = headers.keys().map(HeaderName::as_str).collect();
-        assert_eq!(left, ["x-kept"]);
+        let named = named_by_connection(&headers);
+        let named: Vec<&str> = named.iter().map(HeaderName::as_str).collect();
+        assert_eq!(named, ["close", "x-tenant", "keep-alive"]);
+        assert!(named_by_connection(&HeaderMap::new()).is_empty());
     }
 }

@@ -205,42 +205,20 @@ impl Routes {
     /// # Ok::<(), courier_core::ConfigurationError>(())
     /// ```
     pub fn boundary(source: impl Into<String>, api: &ApiDef) -> Self {
-        let exposed: Vec<_> = api
-            .endpoints()
-            .into_iter()
-            .filter(|e| e.is_exposed())
-            .collect();
-        let sensitive = exposed
-            .iter()
-            .filter(|e| e.definition().as_http().is_some_and(|h| h.is_sensitive()))
-            .map(|e| e.path().to_owned())
-            .collect();
-        let endpoints: BTreeMap<String, RouteShape> = exposed
-            .into_iter()
-            .map(|e| {
-                let shape = match (RouteShape::of(e.definition()), e.definition()) {
-                    (RouteShape::Query { .. }, EndpointDef::Http(http)) => RouteShape::Query {
-                        get: !http.is_sensitive(),
-                    },
-                    (shape, _) => shape,
-                };
-                (e.path().to_owned(), shape)
-            })
-            .collect();
-        let cancel_previous = api
-            .options()
-            .cancel_previous
-            .iter()
-            .filter(|path| endpoints.contains_key(path.as_str()))
-            .cloned()
-            .collect();
-        Self {
-            source: source.into(),
-            endpoints,
-            cancel_previous,
-            coalesce: Some(api.options().coalesce),
-            sensitive,
+        let mut routes = Self::from_api(source, api);
+        for endpoint in api.endpoints() {
+            let (Some(RouteShape::Query { get }), Some(http)) = (
+                routes.endpoints.get_mut(endpoint.path()),
+                endpoint.definition().as_http(),
+            ) else {
+                continue;
+            };
+            *get = !http.is_sensitive();
+            if http.is_sensitive() {
+                routes.sensitive.push(endpoint.path().to_owned());
+            }
         }
+        routes
     }
 
     /// The tree a proxy caller built from these routes alone walks: one group per group path,

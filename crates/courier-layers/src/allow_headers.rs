@@ -66,7 +66,7 @@
 //! # }
 //! ```
 
-use courier_core::headers::{never_crosses, remove_hop_by_hop};
+use courier_core::headers::{named_by_connection, never_crosses};
 use courier_core::EndpointMeta;
 use http::header::{CONTENT_ENCODING, CONTENT_LENGTH, CONTENT_TYPE, COOKIE};
 use http::{HeaderMap, HeaderName, Request, Response};
@@ -141,20 +141,25 @@ impl AllowHeadersLayer {
     /// Keeps, of a browser's request headers, those that may go upstream for a call with
     /// `meta`.
     pub fn filter_request(&self, headers: &mut HeaderMap, meta: Option<&EndpointMeta>) {
-        remove_hop_by_hop(headers);
+        // `allowed` never holds `host` or a hop-by-hop name; what `connection` names is
+        // hop-by-hop for this message only.
+        let hop_by_hop = named_by_connection(headers);
         let allowed = self.allowed(meta);
         retain(headers, |name| {
-            allowed.contains(name) && !self.rules.source.contains(name)
+            allowed.contains(name)
+                && !self.rules.source.contains(name)
+                && !hop_by_hop.contains(name)
         });
     }
 
     /// Keeps, of an upstream's response headers, those that may go back to the browser for a
     /// call with `meta`.
     pub fn filter_response(&self, headers: &mut HeaderMap, meta: Option<&EndpointMeta>) {
-        remove_hop_by_hop(headers);
+        let hop_by_hop = named_by_connection(headers);
         let allowed = self.allowed(meta);
         retain(headers, |name| {
-            is_message_header(name) || (allowed.contains(name) && name != COOKIE)
+            (is_message_header(name) || (allowed.contains(name) && name != COOKIE))
+                && !hop_by_hop.contains(name)
         });
     }
 }

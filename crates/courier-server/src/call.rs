@@ -120,7 +120,7 @@ pub(crate) async fn serve_call(
                     .to_owned(),
             });
         }
-        let bytes = read_body(&proxy, &parts.headers, body).await?;
+        let bytes = read_body(&proxy, body).await?;
         if multipart {
             Variables::Form(form_of(&parts, bytes).await?)
         } else {
@@ -169,11 +169,7 @@ pub(crate) async fn serve_call(
 /// grows past it while arriving (chunked) is refused as soon as it does; one that does not
 /// arrive whole within the body read timeout is refused with 408; broken framing (a malformed
 /// chunk, a connection that ends early) is the browser's error, 400.
-async fn read_body(
-    proxy: &Proxy,
-    headers: &http::HeaderMap,
-    body: AxumBody,
-) -> Result<bytes::Bytes, Refusal> {
+async fn read_body(proxy: &Proxy, body: AxumBody) -> Result<bytes::Bytes, Refusal> {
     use http_body_util::{BodyExt, LengthLimitError, Limited};
     let limit = proxy.body_limit;
     let too_large = || Refusal {
@@ -181,13 +177,9 @@ async fn read_body(
         code: "PAYLOAD_TOO_LARGE",
         message: format!("the request body is over the limit of {limit} bytes"),
     };
-    // hyper has already refused a content-length that does not parse or that repeats with
-    // different values; what is left is one number.
-    let declared = headers
-        .get(http::header::CONTENT_LENGTH)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.parse::<u64>().ok());
-    if declared.is_some_and(|length| length > limit as u64) {
+    // hyper read the declared `content-length` into the body's size hint (and refused one that
+    // does not parse or repeats with another value); a chunked body's hint starts at zero.
+    if http_body::Body::size_hint(&body).lower() > limit as u64 {
         return Err(too_large());
     }
     let read = Limited::new(body, limit).collect();
