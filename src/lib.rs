@@ -46,6 +46,8 @@
 
 pub use courier_core::*;
 
+pub mod routes;
+
 pub use courier_client::{
     classify, Call, Caller, CallerBuilder, Client, ClientBuilder, Error, HttpError,
     NetworkErrorKind, Transport, TransportCache, TransportError,
@@ -70,3 +72,6 @@ pub use courier_core::typed::Api;
 pub use courier_macros::Api;
 /// Derives [`typed::GroupSpec`] for a struct of endpoints and groups: registration and the view.
 pub use courier_macros::Group;
+/// Derives [`typed::TypeScript`] for a `Group` or `Api` struct: its endpoints' TypeScript types
+/// for the browser's routes module ([`routes::types`]; the `typescript` feature).
+pub use courier_macros::TypeScript;

@@ -89,8 +89,18 @@ fn the_record_names_exposed_endpoints_with_their_shapes() {
     );
     let ts = courier(&["routes", "-c", &config, "-s", "demo", "--ts"]);
     assert_eq!(ts.code, Some(0), "{}", ts.stderr);
+    assert!(ts.stdout.contains("const record = {"), "{}", ts.stdout);
+    // A config file declares no Rust types: every endpoint is `unknown`.
     assert!(
-        ts.stdout.contains("export const routes = {"),
+        ts.stdout
+            .contains(r#""users.create": { variables: unknown; response: unknown };"#),
+        "{}",
+        ts.stdout
+    );
+    assert!(
+        ts.stdout.contains(
+            "export const routes: typeof record & { readonly types?: Endpoints } = record;"
+        ),
         "{}",
         ts.stdout
     );

@@ -129,6 +129,75 @@ async fn held_backend() -> (
     (backend, reached_rx, release)
 }
 
+#[tokio::test]
+async fn serves_the_static_front_end_beside_the_proxy_on_one_origin() {
+    let app = Router::new().route(
+        "/users/{id}",
+        get(|Path(id): Path<u64>| async move { Json(json!({ "id": id })) }),
+    );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let backend = listener.local_addr().unwrap();
+    tokio::spawn(async move { axum::serve(listener, app).await });
+
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join("web")).unwrap();
+    std::fs::write(dir.path().join("web/index.html"), "<h1>the app</h1>").unwrap();
+    std::fs::write(dir.path().join("web/app.js"), "export {};").unwrap();
+    let config = dir.path().join("courier.toml");
+    // `dir` resolves against the file's own folder, wherever `courier serve` runs.
+    std::fs::write(
+        &config,
+        format!(
+            r#"
+[static]
+dir = "web"
+
+[sources.demo]
+base_url = "http://{backend}"
+
+[sources.demo.groups.users]
+prefix = "/users"
+expose = true
+
+[sources.demo.groups.users.endpoints.get]
+get = "/:id"
+"#
+        ),
+    )
+    .unwrap();
+    let (mut child, addr) = spawn_serve(&config, &[]).await;
+    let get =
+        |target: &str| format!("GET {target} HTTP/1.1\r\nhost: app\r\nconnection: close\r\n\r\n");
+    let (tcp, head) = open(&addr, &get("/"), "\r\n\r\n").await;
+    let page = head + &rest_of(tcp).await;
+    assert!(page.starts_with("HTTP/1.1 200"), "{page}");
+    assert!(page.contains("content-type: text/html"), "{page}");
+    assert!(page.ends_with("<h1>the app</h1>"), "{page}");
+    let (tcp, head) = open(&addr, &get("/app.js"), "\r\n\r\n").await;
+    let script = head + &rest_of(tcp).await;
+    assert!(script.contains("content-type: text/javascript"), "{script}");
+    let (tcp, head) = open(
+        &addr,
+        &get("/api/request?_s=demo&_g=users&_m=get&_v=7"),
+        "\r\n\r\n",
+    )
+    .await;
+    let call = head + &rest_of(tcp).await;
+    assert!(call.ends_with(r#"{"id":7}"#), "{call}");
+    sigterm(&child);
+    child.wait().await.unwrap();
+
+    // A folder that is not there: a configuration error, before anything is served.
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_courier"))
+        .args(["serve", "--config", config.to_str().unwrap()])
+        .args(["--listen", "127.0.0.1:0", "--static", "/no/such/folder"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("is not a directory"), "{stderr}");
+}
+
 /// `courier serve` over a file with `users.slow` and `users.events` on `backend`, with `extra`
 /// arguments; the child and the address it listens on.
 async fn serve_held(

@@ -30,6 +30,9 @@
 //! # Ok::<(), courier_core::ConfigurationError>(())
 //! ```
 
+pub mod types;
+
+use self::types::Types;
 use crate::error::{ConfigurationError, ErrorCode};
 use crate::options::CacheOptions;
 use crate::tree::api::ApiDef;
@@ -148,6 +151,21 @@ pub struct Routes {
     /// caller sends them as POST whatever else it is told. Written by [`Routes::boundary`].
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub sensitive: Vec<String>,
+    /// The session's double-submit CSRF token (its `csrf` option), when it has one: a browser
+    /// caller reads the cookie and repeats it in the header on every write, by itself.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub csrf: Option<CsrfNames>,
+}
+
+/// Where a page finds the session's CSRF token and where it repeats it: the names of
+/// [`SessionOptions::csrf`](crate::SessionOptions), never its key.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CsrfNames {
+    /// The cookie holding the token (readable by the page: not `HttpOnly`).
+    pub cookie: String,
+    /// The header a write repeats it in.
+    pub header: String,
 }
 
 impl Routes {
@@ -166,12 +184,22 @@ impl Routes {
             .filter(|path| endpoints.contains_key(path.as_str()))
             .cloned()
             .collect();
+        let csrf = api
+            .options()
+            .session
+            .as_ref()
+            .and_then(|session| session.csrf.as_ref())
+            .map(|csrf| CsrfNames {
+                cookie: csrf.cookie.clone(),
+                header: csrf.header.clone(),
+            });
         Self {
             source: source.into(),
             endpoints,
             cancel_previous,
             coalesce: Some(api.options().coalesce),
             sensitive: Vec::new(),
+            csrf,
         }
     }
 
@@ -300,22 +328,147 @@ impl Routes {
         serde_json::to_string(self).unwrap_or_else(|_| unreachable!("plain data serialises"))
     }
 
-    /// The record as a TypeScript module: the record itself (`routes`, `as const`, so its type
-    /// carries each endpoint's shape), the shape types, and the union of its endpoint paths.
+    /// The record as a TypeScript module, every endpoint's types `unknown`: what
+    /// [`Routes::to_typescript_with`] writes with no [`Types`].
     pub fn to_typescript(&self) -> String {
+        self.to_typescript_with(&Types::new())
+            .unwrap_or_else(|_| unreachable!("no types, no declarations to clash"))
+    }
+
+    /// The record as a TypeScript module for the browser caller (`js/`): the declarations of
+    /// the types the routed endpoints use, the record (`as const`, so its type carries each
+    /// endpoint's shape), the `Endpoints` interface of each endpoint's variables and response
+    /// (and a two-way channel's `send`) — `unknown` where `types` has none — and `routes`, the
+    /// record typed with them, which `createProxyCaller(routes)` takes.
+    ///
+    /// ```
+    /// use courier_core::routes::{types::Types, Routes};
+    /// use courier_core::{ApiDef, GroupDef, HttpEndpoint};
+    ///
+    /// let api = ApiDef::builder()
+    ///     .group("users", GroupDef::new().expose(true).endpoint("get", HttpEndpoint::get("/:id")))
+    ///     .build()?;
+    /// let mut types = Types::new();
+    /// types.set("users.get", "number", "{ id: number; name: string }", None);
+    /// let module = Routes::from_api("demo", &api).to_typescript_with(&types)?;
+    /// assert!(module.contains(r#""users.get": { variables: number; response: { id: number; name: string } };"#));
+    /// assert!(module.contains("export const routes: typeof record & { readonly types?: Endpoints } = record;"));
+    /// # Ok::<(), courier_core::ConfigurationError>(())
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// Two different types of one name among the routed endpoints' (`INVALID_OPTION`).
+    pub fn to_typescript_with(&self, types: &Types) -> Result<String, ConfigurationError> {
+        let used = self
+            .endpoints
+            .keys()
+            .filter_map(|path| Some((path.as_str(), types.get(path)?)));
+        let declarations = types::declarations(used)?;
         let mut out = String::from(
-            "// Written by `courier routes`. Do not edit: regenerate it from the config file.\n\n",
+            "// Written by courier's routes writer (`courier routes`, or `courier::routes::Command`\n\
+             // in the app). Do not edit: regenerate it.\n\n",
         );
         out.push_str(
             "export type RouteShape =\n  | { type: \"query\"; get?: true }\n  | { type: \"mutation\" }\n  | { transport: \"sse\" }\n  | { transport: \"ws\"; bidirectional?: true };\n\n",
         );
+        for declaration in declarations.values() {
+            let _ = writeln!(out, "{declaration}");
+        }
+        if !declarations.is_empty() {
+            out.push('\n');
+        }
         let pretty = serde_json::to_string_pretty(self)
             .unwrap_or_else(|_| unreachable!("plain data serialises"));
-        let _ = writeln!(out, "export const routes = {pretty} as const;\n");
+        let _ = writeln!(out, "const record = {pretty} as const;\n");
+        out.push_str("export interface Endpoints {\n");
+        for (path, shape) in &self.endpoints {
+            let key =
+                serde_json::to_string(path).unwrap_or_else(|_| unreachable!("a string serialises"));
+            match types.get(path) {
+                Some(t) => {
+                    let _ = write!(
+                        out,
+                        "  {key}: {{ variables: {}; response: {}",
+                        t.variables, t.response
+                    );
+                    if let Some(send) = &t.send {
+                        let _ = write!(out, "; send: {send}");
+                    }
+                }
+                None => {
+                    let _ = write!(out, "  {key}: {{ variables: unknown; response: unknown");
+                    if matches!(
+                        shape,
+                        RouteShape::Ws {
+                            bidirectional: true
+                        }
+                    ) {
+                        out.push_str("; send: unknown");
+                    }
+                }
+            }
+            out.push_str(" };\n");
+        }
+        out.push_str("}\n\n");
+        out.push_str(
+            "export const routes: typeof record & { readonly types?: Endpoints } = record;\n",
+        );
         out.push_str("export type Routes = typeof routes;\n");
         out.push_str("export type EndpointPath = keyof Routes[\"endpoints\"];\n");
-        out
+        Ok(out)
     }
+}
+
+/// What [`write_module`] did.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Written {
+    /// The file was written.
+    Written,
+    /// `check` was asked and the file is up to date: nothing was written.
+    UpToDate,
+}
+
+/// Why [`write_module`] failed.
+#[derive(Debug)]
+pub enum ModuleError {
+    /// `check` was asked and the file is missing or differs: the message says which.
+    Stale(String),
+    /// The file could not be written (`CONFIG_IO`).
+    Io(ConfigurationError),
+}
+
+/// Writes `text` (a routes record or module) to `out`, or with `check` only compares it with
+/// what is there — for CI, so a committed routes module cannot drift from the API. What the
+/// `courier routes` command and the facade's `courier::routes::Command` do with `--out` and
+/// `--check`.
+///
+/// # Errors
+///
+/// [`ModuleError::Stale`] when checking a file that is missing or different;
+/// [`ModuleError::Io`] when writing fails.
+pub fn write_module(
+    out: &std::path::Path,
+    text: &str,
+    check: bool,
+) -> Result<Written, ModuleError> {
+    let path = out.display();
+    if check {
+        return match std::fs::read_to_string(out) {
+            Ok(current) if current == text => Ok(Written::UpToDate),
+            Ok(_) => Err(ModuleError::Stale(format!(
+                "`{path}` is out of date: write it again without --check"
+            ))),
+            Err(e) => Err(ModuleError::Stale(format!("cannot read `{path}`: {e}"))),
+        };
+    }
+    std::fs::write(out, text).map_err(|e| {
+        ModuleError::Io(ConfigurationError::new(
+            ErrorCode::ConfigIo,
+            format!("cannot write `{path}`: {e}"),
+        ))
+    })?;
+    Ok(Written::Written)
 }
 
 #[cfg(test)]
@@ -353,7 +506,11 @@ mod tests {
         let back: Routes = serde_json::from_str(&routes.to_json()).unwrap();
         assert_eq!(back, routes);
         let ts = routes.to_typescript();
-        assert!(ts.contains("export const routes = {"), "{ts}");
+        assert!(ts.contains("const record = {"), "{ts}");
+        assert!(
+            ts.contains("\"g.put\": { variables: unknown; response: unknown };"),
+            "{ts}"
+        );
         assert!(
             ts.contains("\"g.put\": {\n      \"type\": \"mutation\"\n    }"),
             "{ts}"

@@ -194,6 +194,7 @@ mod attrs;
 mod errors;
 mod group;
 mod input;
+mod typescript;
 mod view;
 
 use proc_macro::TokenStream;
@@ -214,4 +215,14 @@ pub fn derive_group(input: TokenStream) -> TokenStream {
 pub fn derive_api(input: TokenStream) -> TokenStream {
     let input = parse_macro_input!(input as DeriveInput);
     api::expand(&input).into()
+}
+
+/// Implements `courier::typed::TypeScript` for a `courier::Group` or `courier::Api` struct:
+/// each field's TypeScript types for the routes module (`courier::routes::types`). Needs
+/// courier's `typescript` feature, and every endpoint's variables, response and send types
+/// deriving `ts_rs::TS`.
+#[proc_macro_derive(TypeScript, attributes(courier))]
+pub fn derive_typescript(input: TokenStream) -> TokenStream {
+    let input = parse_macro_input!(input as DeriveInput);
+    typescript::expand(&input).into()
 }

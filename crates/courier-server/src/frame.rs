@@ -33,6 +33,8 @@ pub(crate) fn first_frame(text: &str) -> Result<Hello, NotJson> {
                 pending: None,
             })
         }
+        // A heartbeat before any hello is no message; the next one gets its answer.
+        message if is_ping(&message) => Ok(Hello::default()),
         message => Ok(Hello {
             pending: Some(message),
             ..Hello::default()
@@ -45,6 +47,18 @@ pub(crate) fn message(payload: &[u8]) -> Result<Value, NotJson> {
     let text = std::str::from_utf8(payload).map_err(|_| NotJson)?;
     serde_json::from_str(text).map_err(|_| NotJson)
 }
+
+/// Whether a message is courier's heartbeat, `{"type":"courier.ping"}`: a browser cannot send
+/// a WebSocket ping, so its caller sends this instead, and the proxy answers
+/// [`PONG`] itself. Never handed to a channel's handlers or its upstream.
+pub(crate) fn is_ping(message: &Value) -> bool {
+    message
+        .as_object()
+        .is_some_and(|m| m.get("type").and_then(Value::as_str) == Some("courier.ping"))
+}
+
+/// The answer to a heartbeat.
+pub(crate) const PONG: &str = r#"{"type":"courier.pong"}"#;
 
 /// Whether a first frame is courier's hello.
 pub(crate) fn is_hello(message: &Value) -> bool {
@@ -76,6 +90,9 @@ mod tests {
         assert_eq!(first_frame("not json"), Err(NotJson));
         assert!(is_hello(&json!({"type": "courier.hello"})));
         assert!(!is_hello(&json!(["courier.hello"])));
+        assert!(is_ping(&json!({"type": "courier.ping"})));
+        assert!(!is_ping(&json!({"type": "courier.hello"})));
+        assert!(!is_ping(&json!("courier.ping")));
     }
 
     #[test]

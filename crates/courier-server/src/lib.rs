@@ -156,6 +156,8 @@ use std::collections::HashMap;
 use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
+use tower_http::services::ServeDir;
+use tower_http::set_header::SetResponseHeaderLayer;
 
 /// The proxy route over named sources; see the [crate docs](crate).
 #[derive(Clone)]
@@ -174,6 +176,7 @@ pub struct Proxy {
     buffer: usize,
     max_message_size: usize,
     shutdown: Shutdown,
+    static_dir: Option<std::path::PathBuf>,
 }
 
 impl Default for Proxy {
@@ -201,6 +204,7 @@ impl Proxy {
             buffer: 256,
             max_message_size: 1024 * 1024,
             shutdown: Shutdown::default(),
+            static_dir: None,
         }
     }
 
@@ -296,6 +300,31 @@ impl Proxy {
         self
     }
 
+    /// Also serves the files under `dir` (tower-http's `ServeDir`: `index.html` for a
+    /// directory, content types by extension, no path out of `dir`, `x-content-type-options:
+    /// nosniff` on every file), at every path the proxy's own do not take: the app's front end
+    /// and its proxy on one origin, with no other server — what a backend-for-frontend needs
+    /// for the session's cookies and origin checks. `[static] dir` in `courier.toml`.
+    ///
+    /// ```
+    /// # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
+    /// use courier_server::Proxy;
+    ///
+    /// let site = tempfile::tempdir()?;
+    /// std::fs::write(site.path().join("index.html"), "<h1>hello</h1>")?;
+    /// let app = Proxy::new().static_dir(site.path()).into_router()?;
+    /// # use tower::ServiceExt;
+    /// let page = app.oneshot(http::Request::get("/").body(axum::body::Body::empty())?).await?;
+    /// assert_eq!(page.status(), 200);
+    /// assert_eq!(page.headers()["content-type"], "text/html");
+    /// # Ok(()) }
+    /// # tokio::runtime::Runtime::new().unwrap().block_on(demo()).unwrap();
+    /// ```
+    pub fn static_dir(mut self, dir: impl Into<std::path::PathBuf>) -> Self {
+        self.static_dir = Some(dir.into());
+        self
+    }
+
     /// The handle that ends this proxy's streams and closes its sockets, for a graceful stop
     /// ([`Shutdown`]). Take it before [`Proxy::into_router`].
     pub fn shutdown_handle(&self) -> Shutdown {
@@ -318,6 +347,15 @@ impl Proxy {
             .route(&sse_path, any(serve_stream));
         if let Some(ws_path) = self.ws_path.clone() {
             router = router.route(&ws_path, any(serve_channel));
+        }
+        if let Some(dir) = &self.static_dir {
+            let files = tower::ServiceBuilder::new()
+                .layer(SetResponseHeaderLayer::if_not_present(
+                    http::header::X_CONTENT_TYPE_OPTIONS,
+                    http::HeaderValue::from_static("nosniff"),
+                ))
+                .service(ServeDir::new(dir));
+            router = router.fallback_service(files);
         }
         Ok(router.with_state(Arc::new(self)))
     }
@@ -905,6 +943,12 @@ async fn proxy_socket(
                 let message = match inbound(received) {
                     Inbound::Message(message) => message,
                     Inbound::Skip => continue,
+                    Inbound::Ping => {
+                        if socket.send(Message::Text(frame::PONG.into())).await.is_err() {
+                            break;
+                        }
+                        continue;
+                    }
                     Inbound::End(close) => {
                         end(&mut socket, close).await;
                         break;
@@ -937,6 +981,8 @@ fn close(code: u16, reason: impl Into<String>) -> Message {
 /// with 1009.
 enum Inbound {
     Message(Value),
+    /// A browser caller's heartbeat (`frame::is_ping`), which the proxy answers itself.
+    Ping,
     /// A ping, a pong: nothing to hand on.
     Skip,
     /// The socket is done: closed by the browser, broken, or to be closed with this frame.
@@ -962,6 +1008,7 @@ fn inbound(received: Option<Result<Message, axum::Error>>) -> Inbound {
         Some(Ok(_)) => return Inbound::Skip,
     };
     match parsed {
+        Ok(message) if frame::is_ping(&message) => Inbound::Ping,
         Ok(message) => Inbound::Message(message),
         Err(frame::NotJson) => Inbound::End(Some(close(1003, "a message is JSON text"))),
     }
@@ -1042,6 +1089,12 @@ async fn run_socket(
                 let message = match inbound(received) {
                     Inbound::Message(message) => message,
                     Inbound::Skip => continue,
+                    Inbound::Ping => {
+                        if socket.send(Message::Text(frame::PONG.into())).await.is_err() {
+                            break;
+                        }
+                        continue;
+                    }
                     Inbound::End(close) => {
                         end(&mut socket, close).await;
                         break;

@@ -347,6 +347,32 @@ async fn a_two_way_channel_publishes_and_skips_the_hello() {
 }
 
 #[tokio::test]
+async fn a_heartbeat_is_answered_by_the_proxy_and_reaches_no_handler() {
+    let served = serve().await;
+    let mut ada = socket(served.addr, "chat", json!("lobby")).await;
+    let mut bob = socket(served.addr, "chat", json!("lobby")).await;
+    ada.send(Message::text(r#"{"type":"courier.ping"}"#))
+        .await
+        .unwrap();
+    assert_eq!(next_json(&mut ada).await, json!({ "type": "courier.pong" }));
+    // The ping was no message: bob's next message is ada's first real one.
+    ada.send(Message::text(r#""hi""#)).await.unwrap();
+    assert_eq!(next_json(&mut bob).await, json!({ "said": "hi" }));
+    // A push-only channel takes no messages, but answers heartbeats.
+    let mut feed = socket(served.addr, "feed", json!({ "room": "p" })).await;
+    feed.send(Message::text(r#"{"type":"courier.ping"}"#))
+        .await
+        .unwrap();
+    let pong = loop {
+        let message = next_json(&mut feed).await;
+        if message.get("type").is_some() {
+            break message;
+        }
+    };
+    assert_eq!(pong, json!({ "type": "courier.pong" }));
+}
+
+#[tokio::test]
 async fn a_slow_subscriber_is_closed_with_1013_and_a_fast_one_goes_on() {
     let served = serve().await;
     let mut fast = socket(served.addr, "flood", Value::Null).await;

@@ -730,17 +730,40 @@ async fn a_remote_channel_is_proxied_with_the_hellos_headers() {
         .await
         .unwrap();
     browser
+        .send(Message::text(r#"{"type":"courier.ping"}"#))
+        .await
+        .unwrap();
+    browser
         .send(Message::text(r#"{"text":"hi"}"#))
         .await
         .unwrap();
-    // The echo server hands back what it got: first the proxy's own hello, carrying the
-    // browser's `auth` (not its headers, which went in the handshake), then the message.
-    let hello: serde_json::Value = serde_json::from_str(&next_text(&mut browser).await).unwrap();
+    // Three frames come back: the proxy's own answer to the heartbeat, and what the echo
+    // server hands back — first the proxy's own hello, carrying the browser's `auth` (not its
+    // headers, which went in the handshake), then the message. The heartbeat never reached
+    // the upstream, which would have echoed it.
+    let mut frames = Vec::new();
+    for _ in 0..3 {
+        frames.push(next_text(&mut browser).await);
+    }
+    let pong = r#"{"type":"courier.pong"}"#;
+    assert_eq!(
+        frames.iter().filter(|f| *f == pong).count(),
+        1,
+        "{frames:?}"
+    );
+    frames.retain(|f| f != pong);
+    let hello: serde_json::Value = serde_json::from_str(&frames[0]).unwrap();
     assert_eq!(
         hello,
         serde_json::json!({ "type": "courier.hello", "auth": { "token": "t1" } })
     );
-    assert_eq!(next_text(&mut browser).await, r#"{"text":"hi"}"#);
+    assert_eq!(frames[1], r#"{"text":"hi"}"#);
+    assert!(
+        tokio::time::timeout(Duration::from_millis(200), next_text(&mut browser))
+            .await
+            .is_err(),
+        "no echo of the heartbeat"
+    );
     assert_eq!(tenant.recv().await.unwrap().as_deref(), Some("acme"));
 }
 

@@ -19,8 +19,7 @@
 use crate::report;
 use clap::Args;
 use courier_core::config::Config;
-use courier_core::routes::Routes;
-use courier_core::{ConfigurationError, ErrorCode};
+use courier_core::routes::{self, ModuleError, Routes};
 use serde::Serialize;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -97,35 +96,18 @@ pub(crate) fn run(args: &RoutesArgs) -> ExitCode {
     };
     let path = out.display().to_string();
     let endpoints = routes.endpoints.len();
-    if args.check {
-        return match std::fs::read_to_string(out) {
-            Ok(current) if current == text => {
-                report::stdout_json(&Written {
-                    path: &path,
-                    endpoints,
-                    written: false,
-                });
-                report::OK
-            }
-            Ok(_) => stale(
-                &path,
-                format!("`{path}` is out of date: run `courier routes` without --check"),
-            ),
-            Err(e) => stale(&path, format!("cannot read `{path}`: {e}")),
-        };
+    match routes::write_module(out, &text, args.check) {
+        Ok(written) => {
+            report::stdout_json(&Written {
+                path: &path,
+                endpoints,
+                written: written == routes::Written::Written,
+            });
+            report::OK
+        }
+        Err(ModuleError::Stale(message)) => stale(&path, message),
+        Err(ModuleError::Io(err)) => report::configuration_error(&err),
     }
-    if let Err(e) = std::fs::write(out, &text) {
-        return report::configuration_error(&ConfigurationError::new(
-            ErrorCode::ConfigIo,
-            format!("cannot write `{path}`: {e}"),
-        ));
-    }
-    report::stdout_json(&Written {
-        path: &path,
-        endpoints,
-        written: true,
-    });
-    report::OK
 }
 
 fn stale(path: &str, message: String) -> ExitCode {

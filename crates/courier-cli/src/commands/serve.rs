@@ -1,6 +1,8 @@
 //! `courier serve --config FILE --listen ADDR [--body-limit BYTES] [--header-read-timeout-ms MS]
-//! [--body-read-timeout-ms MS] [--grace-ms MS]`: the proxy route for every source in the file,
-//! at the paths of its `[proxy]` table, until Ctrl-C or SIGTERM.
+//! [--body-read-timeout-ms MS] [--static DIR] [--grace-ms MS]`: the proxy route for every source
+//! in the file, at the paths of its `[proxy]` table, until Ctrl-C or SIGTERM; and, with
+//! `--static` or the file's `[static] dir`, the app's static front end at every other path, so
+//! the page and the proxy share one origin.
 //!
 //! The limits come from the flags, else from the `[proxy]` table (`body_limit`,
 //! `header_read_timeout_ms`, `body_read_timeout_ms`), else the proxy's defaults: bodies up to
@@ -56,6 +58,11 @@ pub(crate) struct ServeArgs {
     #[arg(long, value_name = "MS", value_parser = clap::value_parser!(u64).range(1..))]
     pub(crate) body_read_timeout_ms: Option<u64>,
 
+    /// Serve the app's static front end from this folder, beside the proxy on one origin.
+    /// Default: the file's `[static] dir`, else none.
+    #[arg(long = "static", value_name = "DIR")]
+    pub(crate) static_dir: Option<PathBuf>,
+
     /// After Ctrl-C or SIGTERM, how long the calls in flight may take to finish, in
     /// milliseconds.
     #[arg(long, value_name = "MS", default_value_t = 10_000)]
@@ -83,6 +90,21 @@ pub(crate) fn run(args: &ServeArgs) -> ExitCode {
     }
     if let Some(timeout) = millis(args.body_read_timeout_ms).or(limits.body_read_timeout) {
         proxy = proxy.body_read_timeout(timeout);
+    }
+    if let Some(dir) = args.static_dir.as_deref().or(config.static_dir()) {
+        if !dir.is_dir() {
+            return report::configuration_error(
+                &ConfigurationError::new(
+                    ErrorCode::ConfigInvalid,
+                    format!(
+                        "the static front end's folder `{}` is not a directory",
+                        dir.display()
+                    ),
+                )
+                .at("static.dir"),
+            );
+        }
+        proxy = proxy.static_dir(dir);
     }
     for (name, api) in config.into_sources() {
         proxy = proxy.source(name, api);

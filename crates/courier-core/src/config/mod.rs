@@ -58,6 +58,7 @@ use std::str::FromStr;
 pub struct Config {
     proxy: ProxyPaths,
     limits: ProxyLimits,
+    static_dir: Option<std::path::PathBuf>,
     sources: BTreeMap<String, ApiDef>,
 }
 
@@ -102,6 +103,20 @@ impl Config {
         &self.limits
     }
 
+    /// The folder of the app's static front end (`[static] dir`), resolved against the file's
+    /// directory: `courier serve` serves it beside the proxy, on the same origin.
+    ///
+    /// ```
+    /// use courier_core::config::Config;
+    ///
+    /// let config: Config = "[static]\ndir = \"web/dist\"".parse()?;
+    /// assert_eq!(config.static_dir(), Some(std::path::Path::new("web/dist")));
+    /// # Ok::<(), courier_core::ConfigurationError>(())
+    /// ```
+    pub fn static_dir(&self) -> Option<&Path> {
+        self.static_dir.as_deref()
+    }
+
     /// Every source, by name (`[sources.NAME]`); the name is the proxy's `_s`.
     pub fn sources(&self) -> &BTreeMap<String, ApiDef> {
         &self.sources
@@ -134,6 +149,17 @@ fn load(text: &str, base: &Path) -> Result<Config, ConfigurationError> {
         serde_path_to_error::deserialize(document).map_err(|e| errors::shape(text, &e))?;
     let proxy = ProxyPaths::from_raw(&raw.proxy)?;
     let limits = ProxyLimits::from_raw(&raw.proxy)?;
+    let static_dir = match raw.static_files {
+        Some(files) if files.dir.trim().is_empty() => {
+            return Err(ConfigurationError::new(
+                ErrorCode::ConfigInvalid,
+                "`dir` names the folder of the static front end; it is empty",
+            )
+            .at("static.dir"))
+        }
+        Some(files) => Some(base.join(files.dir)),
+        None => None,
+    };
     let sources = raw
         .sources
         .into_iter()
@@ -145,6 +171,7 @@ fn load(text: &str, base: &Path) -> Result<Config, ConfigurationError> {
     Ok(Config {
         proxy,
         limits,
+        static_dir,
         sources,
     })
 }

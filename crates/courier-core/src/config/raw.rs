@@ -18,8 +18,17 @@ use std::fmt;
 pub(super) struct RawConfig {
     #[serde(default)]
     pub(super) proxy: RawProxy,
+    #[serde(default, rename = "static")]
+    pub(super) static_files: Option<RawStatic>,
     #[serde(default)]
     pub(super) sources: BTreeMap<String, RawSource>,
+}
+
+/// `[static]`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawStatic {
+    pub(super) dir: String,
 }
 
 /// `[proxy]`.

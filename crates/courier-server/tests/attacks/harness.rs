@@ -268,9 +268,22 @@ pub(crate) async fn site() -> Site {
 
 /// As [`site`], the proxy's router made into an app by `app` (an axum app mounting `Proxy`).
 pub(crate) async fn site_with(app: fn(Router) -> Router) -> Site {
+    site_of(app, None).await
+}
+
+/// As [`site`], the proxy also serving the files under `dir` (`Proxy::static_dir`).
+pub(crate) async fn site_with_files(dir: &std::path::Path) -> Site {
+    site_of(|router| router, Some(dir)).await
+}
+
+async fn site_of(app: fn(Router) -> Router, files: Option<&std::path::Path>) -> Site {
     let (upstream, recorder) = upstream().await;
     let joins = Arc::new(AtomicUsize::new(0));
-    let proxy = Proxy::new()
+    let mut proxy = Proxy::new();
+    if let Some(dir) = files {
+        proxy = proxy.static_dir(dir);
+    }
+    let proxy = proxy
         .source("demo", api(upstream, Arc::clone(&joins)))
         .ws_path("/api/ws")
         .body_limit(BODY_LIMIT)

@@ -8,6 +8,7 @@ mod harness;
 
 mod body;
 mod exposure;
+mod files;
 mod headers;
 mod injection;
 mod methods;

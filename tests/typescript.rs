@@ -1,0 +1,239 @@
+//! The routes module's TypeScript types, generated from a typed API's Rust types (ts-rs, the
+//! `typescript` feature): what each endpoint's entry says, which declarations ship, and the
+//! errors. `js/` type-checks a page against such a module (`npm run typecheck`).
+
+// The types exist to be described, not read.
+#![allow(dead_code)]
+
+use courier::encode::Form;
+use courier::routes::{types::Types, Routes};
+use courier::typed::{channel, endpoint, stream, Channel, Group, Http, Mutation, Stream};
+use courier::{ApiDef, CacheOptions, ErrorCode};
+use serde::{Deserialize, Serialize};
+use ts_rs::TS;
+
+/// A user, as the upstream answers it.
+#[derive(Serialize, Deserialize, TS)]
+struct User {
+    id: u64,
+    name: String,
+    #[serde(rename = "emailAddress")]
+    email: Option<String>,
+    roles: Vec<Role>,
+}
+
+#[derive(Serialize, Deserialize, TS)]
+enum Role {
+    Admin,
+    Member,
+}
+
+#[derive(Serialize, TS)]
+struct UserId {
+    id: u64,
+}
+
+#[derive(Serialize, TS)]
+struct NewUser {
+    name: String,
+}
+
+#[derive(Deserialize, TS)]
+struct Presence {
+    online: bool,
+}
+
+#[derive(Serialize, Deserialize, TS)]
+struct Say {
+    text: String,
+}
+
+/// Only an internal endpoint uses it: it must not ship.
+#[derive(Serialize, Deserialize, TS)]
+struct AuditLog {
+    entries: Vec<String>,
+}
+
+#[derive(courier::Group, courier::TypeScript)]
+struct Users {
+    get: Http<User, UserId>,
+    me: Http<User>,
+    create: Http<User, NewUser, Mutation>,
+    avatar: Http<User, Form, Mutation>,
+    presence: Stream<Presence, UserId>,
+    #[courier(rename = "chatRoom")]
+    room: Channel<Say, String, Say>,
+    news: Channel<Say, String>,
+    settings: Group<Settings>,
+}
+
+#[derive(courier::Group, courier::TypeScript)]
+struct Settings {
+    theme: Http<String, (), Mutation>,
+}
+
+#[derive(courier::Group, courier::TypeScript)]
+struct Admin {
+    audit: Http<AuditLog>,
+}
+
+#[derive(courier::Api, courier::TypeScript)]
+struct Example {
+    users: Group<Users>,
+    admin: Group<Admin>,
+}
+
+fn api() -> courier::Api<Example> {
+    let settings = Group::new(Settings {
+        theme: endpoint().post("/theme"),
+    });
+    let users = Group::new(Users {
+        get: endpoint().get("/:id").cache(CacheOptions::new()),
+        me: endpoint().get("/me"),
+        create: endpoint().post(""),
+        avatar: endpoint().post("/avatar"),
+        presence: stream().get("/presence"),
+        room: channel().connect("/room/:id").send(),
+        news: channel().connect("/news/:id"),
+        settings,
+    })
+    .expose(true);
+    let admin = Group::new(Admin {
+        audit: endpoint().get("/audit"),
+    });
+    ApiDef::builder()
+        .base_url("http://127.0.0.1:9")
+        .build_typed(Example { users, admin })
+        .unwrap()
+}
+
+#[test]
+fn each_exposed_endpoint_carries_its_rust_types() {
+    let module = Routes::from_api("demo", &api())
+        .to_typescript_with(&Types::of::<Example>())
+        .unwrap();
+    for entry in [
+        r#""users.get": { variables: UserId; response: User };"#,
+        // No variables: `null`, which the browser caller takes as "no argument".
+        r#""users.me": { variables: null; response: User };"#,
+        r#""users.create": { variables: NewUser; response: User };"#,
+        r#""users.avatar": { variables: FormData; response: User };"#,
+        r#""users.presence": { variables: UserId; response: Presence };"#,
+        // Renamed: the tree's name, not the field's.
+        r#""users.chatRoom": { variables: string; response: Say; send: Say };"#,
+        // Push-only: no `send`.
+        r#""users.news": { variables: string; response: Say };"#,
+        r#""users.settings.theme": { variables: null; response: string };"#,
+    ] {
+        assert!(module.contains(entry), "{entry}\n{module}");
+    }
+    // Declared once each, serde's renames kept, 64-bit integers as JSON numbers.
+    assert!(
+        module.contains(
+            "export type User = { id: number, name: string, emailAddress: string | null, roles: Array<Role>, };"
+        ),
+        "{module}"
+    );
+    assert!(
+        module.contains(r#"export type Role = "Admin" | "Member";"#),
+        "{module}"
+    );
+    assert_eq!(module.matches("export type Say =").count(), 1, "{module}");
+    // Nothing of the endpoint the proxy does not expose.
+    assert!(!module.contains("admin.audit"), "{module}");
+    assert!(!module.contains("AuditLog"), "{module}");
+    assert!(module
+        .contains("export const routes: typeof record & { readonly types?: Endpoints } = record;"));
+}
+
+#[test]
+fn an_api_without_types_is_unknown() {
+    let module = Routes::from_api("demo", &api()).to_typescript();
+    assert!(
+        module.contains(r#""users.get": { variables: unknown; response: unknown };"#),
+        "{module}"
+    );
+    assert!(
+        module.contains(
+            r#""users.chatRoom": { variables: unknown; response: unknown; send: unknown };"#
+        ),
+        "{module}"
+    );
+    assert!(!module.contains("export type User ="), "{module}");
+}
+
+mod first {
+    #[derive(serde::Deserialize, ts_rs::TS)]
+    pub(crate) struct Item {
+        pub(crate) a: u8,
+    }
+}
+
+mod second {
+    #[derive(serde::Deserialize, ts_rs::TS)]
+    pub(crate) struct Item {
+        pub(crate) b: String,
+    }
+}
+
+#[derive(courier::Group, courier::TypeScript)]
+struct Clash {
+    one: Http<first::Item>,
+    two: Http<second::Item>,
+}
+
+#[derive(courier::Api, courier::TypeScript)]
+struct Clashing {
+    clash: Group<Clash>,
+}
+
+#[test]
+fn two_types_of_one_name_are_refused_with_the_fix() {
+    let clash = Group::new(Clash {
+        one: endpoint().get("/1"),
+        two: endpoint().get("/2"),
+    })
+    .expose(true);
+    let api = ApiDef::builder()
+        .base_url("http://127.0.0.1:9")
+        .build_typed(Clashing { clash })
+        .unwrap();
+    let err = Routes::from_api("demo", &api)
+        .to_typescript_with(&Types::of::<Clashing>())
+        .unwrap_err();
+    assert_eq!(err.code(), ErrorCode::InvalidOption);
+    assert!(
+        err.to_string()
+            .contains("two different types are named `Item`"),
+        "{err}"
+    );
+    assert!(err.to_string().contains("#[ts(rename"), "{err}");
+}
+
+#[test]
+fn the_record_names_the_csrf_token_and_not_its_key() {
+    let api = ApiDef::builder()
+        .base_url("http://127.0.0.1:9")
+        .session(courier::SessionOptions::new().cookies(["sid"]).csrf_signed(
+            "csrf_token",
+            "x-csrf-token",
+            courier::CsrfKey::new([7u8; 32]),
+        ))
+        .group(
+            "users",
+            courier::GroupDef::new()
+                .expose(true)
+                .endpoint("create", courier::HttpEndpoint::post("")),
+        )
+        .build()
+        .unwrap();
+    let routes = Routes::from_api("demo", &api);
+    let json = routes.to_json();
+    assert!(
+        json.contains(r#""csrf":{"cookie":"csrf_token","header":"x-csrf-token"}"#),
+        "{json}"
+    );
+    assert!(!json.contains("key"), "{json}");
+    let back: Routes = serde_json::from_str(&json).unwrap();
+    assert_eq!(back, routes);
+}
