@@ -21,7 +21,7 @@ export type Tick = { n: number, };
 export type Ticks = { until: number, per_connection: number, };
 export type Todo = { id: number, title: string, done: boolean, };
 export type TodoId = { id: number, };
-export type Wait = { ms: number, };
+export type Wait = { ms: number, pad?: string, };
 
 const record = {
   "source": "demo",

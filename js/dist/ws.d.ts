@@ -1,0 +1,104 @@
+/**
+ * Channels (`{ transport: "ws" }`): a WebSocket to the proxy's `ws` path, with courier's hello
+ * frame, an application-level heartbeat, reconnection with backoff by close code, and a
+ * bounded queue of messages sent while disconnected.
+ *
+ * @module
+ */
+import type { Call, CallerState } from "./context.js";
+import type { CallerWSOptions } from "./options.js";
+/**
+ * Where a channel stands: `connecting` (the first connection), `open`, `reconnecting` (after
+ * a drop, waiting or dialling again), `closed` (for good).
+ */
+export type ChannelState = "connecting" | "open" | "reconnecting" | "closed";
+/**
+ * A channel that only pushes: iterate its messages with `for await`.
+ *
+ * It connects as soon as it is called. Messages that arrive while nobody iterates are kept,
+ * without bound, until read. How it ends:
+ *
+ * | close code | the channel |
+ * |---|---|
+ * | 1000 | the iteration ends, no reconnect |
+ * | 1001, 1005, 1006, 1011, 1012, 1013, 1014 | reconnects with backoff (`state` is `reconnecting`) |
+ * | 1003, 1008, 1009, 4000–4999, any other | the iteration throws `ChannelError` `closed` with `code` and `reason`, no reconnect |
+ *
+ * A browser cannot see why a handshake failed: a refused handshake (a 403, a 404) shows as a
+ * close with 1006, and is retried with backoff like a dropped connection.
+ *
+ * @typeParam R - the channel's messages
+ *
+ * @example
+ * ```ts
+ * const ticker = caller.market.ticks("EURUSD");
+ * ticker.onState((state) => badge.set(state));
+ * for await (const tick of ticker) draw(tick);
+ * ```
+ */
+export interface PushChannel<R> extends AsyncIterable<R> {
+    /** Where the channel stands now. */
+    readonly state: ChannelState;
+    /** Resolves when the first connection opens; rejects when the channel ends before that. */
+    readonly opened: Promise<void>;
+    /** Calls `listener` with every change of {@link PushChannel.state}; returns what stops it. */
+    onState(listener: (state: ChannelState) => void): () => void;
+    /** Closes the socket (1000) and ends the iteration; unread messages and unsent ones are dropped. */
+    close(): void;
+}
+/**
+ * A channel the page also sends on (its route is `bidirectional`).
+ *
+ * @typeParam R - the channel's messages
+ * @typeParam S - what the page sends
+ *
+ * @example
+ * ```ts
+ * const room = caller.chat.room("lobby");
+ * room.send({ text: "hello" }); // queued until the socket opens
+ * for await (const message of room) console.log(message.from, message.text);
+ * ```
+ */
+export interface DuplexChannel<R, S> extends PushChannel<R> {
+    /**
+     * Sends a message as JSON text: at once when connected, else queued (in order) until the
+     * next connection opens, after its hello frame.
+     *
+     * @throws ChannelError `too-large` over `ws.maxMessageSize`, `queue-full` when the queue
+     * cannot take it, `encode` when it is not JSON, `closed` once the channel ended — nothing is
+     * dropped silently
+     */
+    send(message: S): void;
+}
+/**
+ * A channel: {@link DuplexChannel} when it takes messages (`S` is not `never`), else
+ * {@link PushChannel} (no `send`).
+ */
+export type Channel<R, S = never> = [S] extends [never] ? PushChannel<R> : DuplexChannel<R, S>;
+/** The defaults of {@link CallerWSOptions}. */
+export declare const WS_DEFAULTS: {
+    readonly backoff: {
+        readonly initialMs: 500;
+        readonly maxMs: 30000;
+        readonly factor: 2;
+        readonly jitter: true;
+    };
+    readonly heartbeat: {
+        readonly intervalMs: 30000;
+        readonly timeoutMs: 10000;
+    };
+    readonly messageQueue: {
+        readonly maxCount: 1000;
+        readonly maxBytes: 1048576;
+    };
+    readonly maxMessageSize: 1048576;
+};
+/**
+ * Opens a channel: checks the call at once (throwing `ConfigurationError`) and connects.
+ */
+export declare function openChannel<R>(state: CallerState, call: Call, bidirectional: boolean): DuplexChannel<R, unknown>;
+/**
+ * The wait before reconnection attempt `attempt` (from 1): `initialMs × factor^(attempt−1)`,
+ * at most `maxMs`, drawn at random in `[0, that]` with `jitter`.
+ */
+export declare function backoffDelay(backoff: CallerWSOptions["backoff"], attempt: number): number;

@@ -1,0 +1,448 @@
+/**
+ * Channels (`{ transport: "ws" }`): a WebSocket to the proxy's `ws` path, with courier's hello
+ * frame, an application-level heartbeat, reconnection with backoff by close code, and a
+ * bounded queue of messages sent while disconnected.
+ *
+ * @module
+ */
+import { addAddress, mergeHeaders, resolveUrl } from "./context.js";
+import { ChannelError, ConfigurationError } from "./errors.js";
+import { checkVariables, isFormData, utf8Length, variablesJson } from "./wire.js";
+/** The close codes after which a channel reconnects. */
+const RECONNECT = new Set([1001, 1005, 1006, 1011, 1012, 1013, 1014]);
+const PING = '{"type":"courier.ping"}';
+/** The defaults of {@link CallerWSOptions}. */
+export const WS_DEFAULTS = {
+    backoff: { initialMs: 500, maxMs: 30_000, factor: 2, jitter: true },
+    heartbeat: { intervalMs: 30_000, timeoutMs: 10_000 },
+    messageQueue: { maxCount: 1000, maxBytes: 1_048_576 },
+    maxMessageSize: 1_048_576,
+};
+/**
+ * Opens a channel: checks the call at once (throwing `ConfigurationError`) and connects.
+ */
+export function openChannel(state, call, bidirectional) {
+    const { settings } = state;
+    const { path, variables } = call;
+    const wsPath = settings.paths.ws;
+    if (wsPath === undefined) {
+        throw new ConfigurationError("WS_PATH_NOT_CONFIGURED", `\`${path}\` is a channel and the proxy caller has no \`proxyPath.ws\``, path);
+    }
+    const notSerializable = checkVariables(path, variables);
+    if (notSerializable)
+        throw notSerializable;
+    if (isFormData(variables)) {
+        throw new ConfigurationError("PROXY_VARIABLE_NOT_SERIALIZABLE", `\`${path}\`: a FormData goes with an HTTP call only; a channel's variables are JSON`, path);
+    }
+    const json = variablesJson(path, variables);
+    const url = resolveUrl(settings, wsPath, path);
+    if (url.protocol === "http:")
+        url.protocol = "ws:";
+    else if (url.protocol === "https:")
+        url.protocol = "wss:";
+    else if (url.protocol !== "ws:" && url.protocol !== "wss:") {
+        throw new ConfigurationError("INVALID_OPTION", `the proxy's \`ws\` path \`${url.href}\` is not an http(s) or ws(s) address`, path);
+    }
+    addAddress(url, settings, call);
+    if (json !== undefined)
+        url.searchParams.append("_v", json);
+    return new Connection(state, call, url.href, bidirectional);
+}
+class Connection {
+    opened;
+    #call;
+    #url;
+    #ws;
+    #hello;
+    #bidirectional;
+    #maxMessage;
+    #maxCount;
+    #maxBytes;
+    #state = "connecting";
+    #socket;
+    /** The socket is open and its hello frame sent: messages go straight out. */
+    #open = false;
+    #queue = [];
+    #queueBytes = 0;
+    #inbox = [];
+    #readers = [];
+    #ended = false;
+    #error;
+    #errorTaken = false;
+    #attempt = 0;
+    #reconnectTimer;
+    #pingTimer;
+    #deadline;
+    #listeners = new Set();
+    #settleOpened;
+    constructor(state, call, url, bidirectional) {
+        this.#call = call;
+        this.#url = url;
+        this.#ws = state.settings.ws;
+        this.#bidirectional = bidirectional;
+        this.#hello = Object.fromEntries(mergeHeaders(state.settings, call.options));
+        this.#maxMessage = this.#ws.maxMessageSize ?? WS_DEFAULTS.maxMessageSize;
+        this.#maxCount = this.#ws.messageQueue?.maxCount ?? WS_DEFAULTS.messageQueue.maxCount;
+        this.#maxBytes = this.#ws.messageQueue?.maxBytes ?? WS_DEFAULTS.messageQueue.maxBytes;
+        this.opened = new Promise((resolve, reject) => {
+            this.#settleOpened = { resolve, reject };
+        });
+        // Whoever does not await `opened` learns of the end from the iteration.
+        this.opened.catch(() => undefined);
+        const signal = call.options.signal;
+        if (signal?.aborted) {
+            this.close();
+            return;
+        }
+        signal?.addEventListener("abort", () => this.close(), { once: true });
+        this.#dial();
+    }
+    get state() {
+        return this.#state;
+    }
+    onState(listener) {
+        this.#listeners.add(listener);
+        return () => {
+            this.#listeners.delete(listener);
+        };
+    }
+    send(message) {
+        const path = this.#call.path;
+        if (!this.#bidirectional) {
+            throw new ChannelError("push-only", "the channel only pushes (its route is not `bidirectional`)", path);
+        }
+        if (this.#ended)
+            throw new ChannelError("closed", "the channel is closed", path);
+        let text;
+        try {
+            text = JSON.stringify(message);
+        }
+        catch (error) {
+            throw new ChannelError("encode", `the message is not JSON: ${String(error)}`, path, { cause: error });
+        }
+        if (text === undefined)
+            throw new ChannelError("encode", `the message is ${typeof message}, which JSON cannot carry`, path);
+        const size = utf8Length(text);
+        if (size > this.#maxMessage) {
+            throw new ChannelError("too-large", `the message is ${size} bytes, over the limit of ${this.#maxMessage}`, path);
+        }
+        if (this.#open && this.#socket !== undefined) {
+            this.#socket.send(text);
+            return;
+        }
+        if (this.#queue.length >= this.#maxCount || this.#queueBytes + size > this.#maxBytes) {
+            throw new ChannelError("queue-full", `the queue of unsent messages is full (${this.#maxCount} messages or ${this.#maxBytes} bytes)`, path);
+        }
+        this.#queue.push(text);
+        this.#queueBytes += size;
+    }
+    close() {
+        if (this.#ended)
+            return;
+        this.#inbox = [];
+        this.#end(undefined);
+    }
+    [Symbol.asyncIterator]() {
+        return {
+            next: () => this.#next(),
+            return: () => {
+                this.close();
+                return Promise.resolve({ done: true, value: undefined });
+            },
+        };
+    }
+    #next() {
+        if (this.#inbox.length > 0)
+            return Promise.resolve({ done: false, value: this.#inbox.shift() });
+        if (this.#ended) {
+            if (this.#error !== undefined && !this.#errorTaken) {
+                this.#errorTaken = true;
+                return Promise.reject(this.#error);
+            }
+            return Promise.resolve({ done: true, value: undefined });
+        }
+        return new Promise((resolve, reject) => this.#readers.push({ resolve, reject }));
+    }
+    /** Computes the hello frame's parameters (afresh for every connection), then connects. */
+    #dial() {
+        if (this.#ended)
+            return;
+        const auth = this.#ws.auth;
+        let params;
+        try {
+            params = typeof auth === "function" ? auth() : auth;
+        }
+        catch (error) {
+            this.#authFailed(error);
+            return;
+        }
+        if (typeof params?.then === "function") {
+            params.then((resolved) => this.#connect(resolved), (error) => this.#authFailed(error));
+        }
+        else {
+            this.#connect(params);
+        }
+    }
+    #authFailed(error) {
+        const why = error instanceof Error ? error.message : String(error);
+        this.#end(new ChannelError("auth", `the channel's auth parameters could not be computed: ${why}`, this.#call.path, { cause: error }));
+    }
+    #connect(params) {
+        if (this.#ended)
+            return;
+        if (params !== undefined && params !== null && (typeof params !== "object" || Array.isArray(params))) {
+            this.#authFailed(new TypeError(`\`ws.auth\` gave ${Array.isArray(params) ? "an array" : typeof params}, not an object`));
+            return;
+        }
+        const hello = helloFrame(params, this.#hello);
+        const url = new URL(this.#url);
+        // `_h=1` tells a courier server that a hello frame follows (docs/PROTOCOL.md).
+        if (hello !== undefined)
+            url.searchParams.append("_h", "1");
+        const WebSocketClass = globalThis.WebSocket;
+        let socket;
+        try {
+            if (typeof WebSocketClass !== "function")
+                throw new TypeError("this runtime has no WebSocket");
+            const protocols = this.#ws.protocols;
+            socket =
+                protocols !== undefined && protocols.length > 0
+                    ? new WebSocketClass(url.href, [...protocols])
+                    : new WebSocketClass(url.href);
+        }
+        catch (error) {
+            this.#end(error);
+            return;
+        }
+        socket.binaryType = "arraybuffer";
+        this.#socket = socket;
+        socket.onopen = () => {
+            if (this.#socket !== socket)
+                return;
+            if (hello !== undefined)
+                socket.send(hello);
+            for (const text of this.#queue)
+                socket.send(text);
+            this.#queue = [];
+            this.#queueBytes = 0;
+            this.#open = true;
+            this.#attempt = 0;
+            this.#setState("open");
+            this.#settleOpened?.resolve();
+            this.#settleOpened = undefined;
+            this.#startHeartbeat();
+        };
+        socket.onmessage = (event) => {
+            if (this.#socket === socket)
+                this.#receive(event.data);
+        };
+        socket.onclose = (event) => {
+            if (this.#socket === socket)
+                this.#closed(event.code, event.reason);
+        };
+        // A close event follows every error; it decides.
+        socket.onerror = () => undefined;
+    }
+    #receive(data) {
+        this.#alive();
+        const path = this.#call.path;
+        let text;
+        if (typeof data === "string") {
+            if (data.length > this.#maxMessage / 3 && utf8Length(data) > this.#maxMessage) {
+                this.#tooBig(utf8Length(data));
+                return;
+            }
+            text = data;
+        }
+        else if (data instanceof ArrayBuffer || ArrayBuffer.isView(data)) {
+            const bytes = data instanceof ArrayBuffer ? new Uint8Array(data) : new Uint8Array(data.buffer, data.byteOffset, data.byteLength);
+            if (bytes.byteLength > this.#maxMessage) {
+                this.#tooBig(bytes.byteLength);
+                return;
+            }
+            try {
+                text = new TextDecoder("utf-8", { fatal: true }).decode(bytes);
+            }
+            catch (error) {
+                this.#undecodable(new ChannelError("decode", "a binary message is not UTF-8", path, { cause: error }));
+                return;
+            }
+        }
+        else {
+            this.#undecodable(new ChannelError("decode", "a message arrived in a form the channel cannot read", path));
+            return;
+        }
+        let value;
+        try {
+            value = JSON.parse(text);
+        }
+        catch (error) {
+            this.#undecodable(new ChannelError("decode", `a message is not JSON: ${String(error)}`, path, { cause: error }));
+            return;
+        }
+        // The heartbeat's answer is not a message.
+        if (typeof value === "object" && value !== null && value.type === "courier.pong")
+            return;
+        const reader = this.#readers.shift();
+        if (reader !== undefined)
+            reader.resolve({ done: false, value: value });
+        else
+            this.#inbox.push(value);
+    }
+    #tooBig(size) {
+        const reason = "message too big";
+        this.#end(new ChannelError("closed", `a message of ${size} bytes is over the limit of ${this.#maxMessage}`, this.#call.path, {
+            code: 1009,
+            reason,
+        }), reason);
+    }
+    #undecodable(error) {
+        this.#end(error, "message not JSON");
+    }
+    #closed(code, reason) {
+        this.#drop();
+        if (this.#ended)
+            return;
+        if (code === 1000) {
+            this.#end(undefined);
+        }
+        else if (RECONNECT.has(code)) {
+            this.#reconnect();
+        }
+        else {
+            this.#end(new ChannelError("closed", `the channel was closed with ${code}${reason ? `: ${reason}` : ""}`, this.#call.path, {
+                code,
+                reason,
+            }));
+        }
+    }
+    #reconnect() {
+        this.#attempt += 1;
+        this.#setState("reconnecting");
+        this.#reconnectTimer = setTimeout(() => {
+            this.#reconnectTimer = undefined;
+            this.#dial();
+        }, backoffDelay(this.#ws.backoff, this.#attempt));
+    }
+    #startHeartbeat() {
+        const interval = this.#ws.heartbeat?.intervalMs ?? WS_DEFAULTS.heartbeat.intervalMs;
+        const timeout = this.#ws.heartbeat?.timeoutMs ?? WS_DEFAULTS.heartbeat.timeoutMs;
+        if (!(interval > 0) || !Number.isFinite(interval))
+            return;
+        this.#pingTimer = setInterval(() => {
+            const socket = this.#socket;
+            if (socket === undefined || !this.#open)
+                return;
+            socket.send(PING);
+            this.#deadline ??= setTimeout(() => this.#dead(), timeout);
+        }, interval);
+    }
+    /** Something arrived: the connection is alive. */
+    #alive() {
+        if (this.#deadline !== undefined)
+            clearTimeout(this.#deadline);
+        this.#deadline = undefined;
+    }
+    /** The heartbeat went unanswered: replace the connection. */
+    #dead() {
+        this.#deadline = undefined;
+        const socket = this.#socket;
+        this.#drop();
+        closeQuietly(socket, "heartbeat unanswered");
+        if (!this.#ended)
+            this.#reconnect();
+    }
+    /** Forgets the current socket (its events are ignored from now on) and its heartbeat. */
+    #drop() {
+        this.#socket = undefined;
+        this.#open = false;
+        if (this.#pingTimer !== undefined)
+            clearInterval(this.#pingTimer);
+        this.#pingTimer = undefined;
+        this.#alive();
+    }
+    /**
+     * Ends the channel for good: closes the socket (with `reason`; browsers may only close with
+     * 1000 or 3000–4999, so the code is 1000 and the error carries the real one) and ends the
+     * iteration, with `error` when there is one.
+     */
+    #end(error, reason = "") {
+        if (this.#ended)
+            return;
+        this.#ended = true;
+        this.#error = error;
+        const socket = this.#socket;
+        this.#drop();
+        closeQuietly(socket, reason);
+        if (this.#reconnectTimer !== undefined)
+            clearTimeout(this.#reconnectTimer);
+        this.#reconnectTimer = undefined;
+        this.#queue = [];
+        this.#queueBytes = 0;
+        this.#setState("closed");
+        this.#settleOpened?.reject(error ?? new ChannelError("closed", "the channel closed before it opened", this.#call.path));
+        this.#settleOpened = undefined;
+        const readers = this.#readers;
+        this.#readers = [];
+        for (const reader of readers) {
+            if (error !== undefined && !this.#errorTaken) {
+                this.#errorTaken = true;
+                reader.reject(error);
+            }
+            else {
+                reader.resolve({ done: true, value: undefined });
+            }
+        }
+    }
+    #setState(state) {
+        if (this.#state === state)
+            return;
+        this.#state = state;
+        for (const listener of [...this.#listeners]) {
+            try {
+                listener(state);
+            }
+            catch (error) {
+                console.error("courier: a channel's onState listener failed", error);
+            }
+        }
+    }
+}
+function closeQuietly(socket, reason) {
+    if (socket === undefined)
+        return;
+    socket.onopen = null;
+    socket.onmessage = null;
+    socket.onclose = null;
+    socket.onerror = null;
+    try {
+        socket.close(1000, reason);
+    }
+    catch {
+        // Already closing.
+    }
+}
+/** The hello frame for a connection; `undefined` when there is nothing to say. */
+function helloFrame(auth, headers) {
+    const hasHeaders = Object.keys(headers).length > 0;
+    if ((auth === undefined || auth === null) && !hasHeaders)
+        return undefined;
+    return JSON.stringify({
+        type: "courier.hello",
+        ...(auth === undefined || auth === null ? {} : { auth }),
+        ...(hasHeaders ? { headers } : {}),
+    });
+}
+/**
+ * The wait before reconnection attempt `attempt` (from 1): `initialMs × factor^(attempt−1)`,
+ * at most `maxMs`, drawn at random in `[0, that]` with `jitter`.
+ */
+export function backoffDelay(backoff, attempt) {
+    const initial = backoff?.initialMs ?? WS_DEFAULTS.backoff.initialMs;
+    const max = backoff?.maxMs ?? WS_DEFAULTS.backoff.maxMs;
+    const factor = Math.max(1, backoff?.factor ?? WS_DEFAULTS.backoff.factor);
+    const jitter = backoff?.jitter ?? WS_DEFAULTS.backoff.jitter;
+    const ms = Math.max(0, Math.min(initial * factor ** Math.max(0, attempt - 1), max));
+    return jitter ? Math.random() * ms : ms;
+}
+//# sourceMappingURL=ws.js.map

@@ -1,0 +1,68 @@
+// Type tests against the routes module the Rust API writes (`js/test/routes.gen.ts`, from the
+// browser fixture's typed API with `#[derive(courier::TypeScript)]`; CI checks it is current):
+// a page's calls are checked against the Rust types. Compiled by `npm run typecheck`.
+
+import { createProxyCaller, type HttpResponse } from "../../src/index.js";
+import { routes, type Attached, type ChatOut, type Me, type Todo } from "../routes.gen.js";
+
+type Equal<A, B> = (<T>() => T extends A ? 1 : 2) extends <T>() => T extends B ? 1 : 2 ? true : false;
+function assert<T extends true>(): T | void {}
+
+export async function fromRust(): Promise<void> {
+  const caller = createProxyCaller(routes, { proxyPath: { ws: "/api/ws" } });
+
+  // Rust's `Http<Todo, TodoId>`: `{ id: number }` in, `Todo` out.
+  const todo = await caller.todos.get({ id: 1 });
+  assert<Equal<typeof todo, Todo>>();
+  const title: string = todo.title;
+  // @ts-expect-error `Todo` has no `owner`
+  todo.owner;
+  // @ts-expect-error `id` is a number (Rust's u32)
+  await caller.todos.get({ id: "1" });
+  // @ts-expect-error the variables are required
+  await caller.todos.get();
+  // @ts-expect-error `TodoId` has no `title`
+  await caller.todos.get({ id: 1, title });
+
+  // `Http<Vec<Todo>>`: no variables, an array back.
+  const all = await caller.todos.list();
+  assert<Equal<typeof all, Todo[]>>();
+  const raw = await caller.raw.todos.list();
+  assert<Equal<typeof raw, HttpResponse<Todo[]>>>();
+
+  // `Option<String>` is `string | null`.
+  const me = await caller.account.me();
+  assert<Equal<typeof me, Me>>();
+  // @ts-expect-error `user` may be null
+  me.user.length;
+
+  // A form is a `FormData`.
+  const attached = await caller.todos.attach(new FormData());
+  assert<Equal<typeof attached, Attached>>();
+  // @ts-expect-error a form's variables are a FormData
+  await caller.todos.attach({ file: "x" });
+
+  // `Stream<Tick, Ticks>`.
+  for await (const event of caller.live.ticks({ until: 3, per_connection: 1 })) {
+    const n: number = event.data.n;
+    void n;
+  }
+  // @ts-expect-error `Ticks` needs `per_connection`
+  caller.live.ticks({ until: 3 });
+
+  // `Channel<ChatOut, String, ChatIn>`: two-way; `Channel<ChatOut, String>`: push-only.
+  const room = caller.live.room("lobby");
+  room.send({ text: "hi" });
+  // @ts-expect-error `ChatIn` is `{ text }`
+  room.send({ body: "hi" });
+  for await (const message of room) {
+    assert<Equal<typeof message, ChatOut>>();
+  }
+  const news = caller.live.news("daily");
+  // @ts-expect-error a push-only channel takes no messages
+  news.send({ text: "no" });
+
+  // Not exposed in Rust, so not in the routes, so not in the client.
+  // @ts-expect-error `admin` is not routed
+  caller.admin.purge();
+}

@@ -1,0 +1,434 @@
+// Channels against a fake WebSocket: the address and hello frame, the queue, close codes,
+// backoff and heartbeat (with mocked timers), and what arrives.
+
+import assert from "node:assert/strict";
+import { describe, test } from "node:test";
+import { ChannelError, createProxyCaller } from "../../dist/index.js";
+import { backoffDelay } from "../../dist/ws.js";
+import { flush } from "../support/fetch.mjs";
+import { BASE, routes } from "../support/routes.mjs";
+import { fakeWebSocket } from "../support/websocket.mjs";
+
+const NO_JITTER = { initialMs: 100, maxMs: 1000, factor: 2, jitter: false };
+
+function setup(t, options = {}) {
+  const WebSocket = fakeWebSocket(t);
+  const caller = createProxyCaller(routes, {
+    baseUrl: BASE,
+    proxyPath: { ws: "/api/ws" },
+    ...options,
+    ws: { backoff: NO_JITTER, heartbeat: { intervalMs: 0 }, ...options.ws },
+  });
+  return { WebSocket, caller };
+}
+
+/** Reads the next message of a channel's iterator. */
+const next = (iterator) => iterator.next();
+
+describe("connecting", () => {
+  test("the address: ws path resolved to ws(s), `_s,_g,_m,_v`, no `_h` without a hello", (t) => {
+    const { WebSocket, caller } = setup(t);
+    const room = caller.chat.room("lobby");
+    const [socket] = WebSocket.sockets;
+    assert.equal(socket.url.protocol, "wss:");
+    assert.equal(socket.url.host, "app.example");
+    assert.equal(socket.url.pathname, "/api/ws");
+    assert.deepEqual(
+      [...socket.url.searchParams],
+      [
+        ["_s", "demo"],
+        ["_g", "chat"],
+        ["_m", "room"],
+        ["_v", '"lobby"'],
+      ],
+    );
+    assert.equal(socket.binaryType, "arraybuffer");
+    assert.equal(room.state, "connecting");
+    socket.open();
+    assert.equal(room.state, "open");
+    assert.deepEqual(socket.sent, [], "no hello frame: nothing to say");
+    room.close();
+  });
+
+  test("http becomes ws; an absolute ws URL stands; protocols are offered", (t) => {
+    const WebSocket = fakeWebSocket(t);
+    const plain = createProxyCaller(routes, { baseUrl: "http://127.0.0.1:8080", proxyPath: { ws: "/ws" }, ws: { protocols: ["chat.v1"] } });
+    plain.market.ticks("x").close();
+    const absolute = createProxyCaller(routes, { baseUrl: BASE, proxyPath: { ws: "ws://other.example:9/sock" } });
+    absolute.market.ticks("x").close();
+    assert.equal(WebSocket.sockets[0].url.origin, "ws://127.0.0.1:8080");
+    assert.deepEqual(WebSocket.sockets[0].protocols, ["chat.v1"]);
+    assert.equal(WebSocket.sockets[1].url.origin + WebSocket.sockets[1].url.pathname, "ws://other.example:9/sock");
+    assert.equal(WebSocket.sockets[1].protocols, undefined);
+  });
+
+  test("the hello frame comes first, with auth and headers, announced with `_h=1`", async (t) => {
+    const { WebSocket, caller } = setup(t, { headers: { "x-tenant": "acme" }, ws: { auth: { token: "t1" } } });
+    const room = caller.chat.with({ headers: { "x-call": "1" } }).room("lobby");
+    room.send({ text: "queued 1" });
+    room.send({ text: "queued 2" });
+    const [socket] = WebSocket.sockets;
+    assert.equal(socket.url.searchParams.get("_h"), "1");
+    assert.deepEqual([...socket.url.searchParams.keys()], ["_s", "_g", "_m", "_v", "_h"]);
+    socket.open();
+    assert.deepEqual(socket.frames, [
+      { type: "courier.hello", auth: { token: "t1" }, headers: { "x-call": "1", "x-tenant": "acme" } },
+      { text: "queued 1" },
+      { text: "queued 2" },
+    ]);
+    room.send({ text: "direct" });
+    assert.deepEqual(socket.frames[3], { text: "direct" });
+    await room.opened;
+    room.close();
+  });
+
+  test("an auth function is called afresh before every connection, and may be async", async (t) => {
+    let calls = 0;
+    const { WebSocket, caller } = setup(t, { ws: { auth: async () => ({ token: `t${++calls}` }) } });
+    t.mock.timers.enable({ apis: ["setTimeout", "setInterval"] });
+    const room = caller.chat.room("lobby");
+    assert.equal(WebSocket.sockets.length, 0, "waits for the parameters");
+    await flush();
+    WebSocket.sockets[0].open();
+    assert.deepEqual(WebSocket.sockets[0].frames[0], { type: "courier.hello", auth: { token: "t1" } });
+    WebSocket.sockets[0].drop(1006);
+    t.mock.timers.tick(100);
+    await flush();
+    WebSocket.sockets[1].open();
+    assert.deepEqual(WebSocket.sockets[1].frames[0], { type: "courier.hello", auth: { token: "t2" } });
+    assert.equal(WebSocket.sockets[1].url.searchParams.get("_h"), "1");
+    room.close();
+  });
+
+  test("an auth function giving undefined: no hello, no `_h`", (t) => {
+    const { WebSocket, caller } = setup(t, { ws: { auth: () => undefined } });
+    caller.chat.room("lobby").close();
+    assert.equal(WebSocket.sockets[0].url.searchParams.has("_h"), false);
+  });
+
+  test("an auth function that throws ends the channel with ChannelError `auth`", async (t) => {
+    const { WebSocket, caller } = setup(t, { ws: { auth: () => Promise.reject(new Error("no session")) } });
+    const room = caller.chat.room("lobby");
+    await assert.rejects(room.opened, (error) => error instanceof ChannelError && error.kind === "auth");
+    await assert.rejects(next(room[Symbol.asyncIterator]()), { kind: "auth" });
+    assert.equal(room.state, "closed");
+    assert.equal(WebSocket.sockets.length, 0);
+  });
+});
+
+describe("sending", () => {
+  test("a message that does not fit the queue is refused, never dropped", (t) => {
+    const { WebSocket, caller } = setup(t, { ws: { messageQueue: { maxCount: 2, maxBytes: 30 } } });
+    const room = caller.chat.room("lobby");
+    room.send("a");
+    room.send("b");
+    assert.throws(
+      () => room.send("c"),
+      (error) => error instanceof ChannelError && error.kind === "queue-full" && error.path === "chat.room",
+    );
+    const bytes = caller.chat.room("hall");
+    bytes.send("x".repeat(20)); // 22 bytes of JSON
+    assert.throws(() => bytes.send("y".repeat(10)), { kind: "queue-full" });
+    bytes.send("é".repeat(2)); // 6 bytes
+    WebSocket.sockets[0].open();
+    assert.deepEqual(WebSocket.sockets[0].frames, ["a", "b"]);
+    WebSocket.sockets[1].open();
+    assert.deepEqual(WebSocket.sockets[1].frames, ["x".repeat(20), "éé"]);
+    room.close();
+    bytes.close();
+  });
+
+  test("a message over maxMessageSize is refused with `too-large`", (t) => {
+    const { WebSocket, caller } = setup(t, { ws: { maxMessageSize: 10 } });
+    const room = caller.chat.room("lobby");
+    WebSocket.sockets[0].open();
+    room.send("12345678"); // 10 bytes of JSON
+    assert.throws(() => room.send("123456789"), { kind: "too-large" });
+    assert.throws(() => room.send("€€€€"), { kind: "too-large" }, "counted in UTF-8 bytes");
+    room.close();
+  });
+
+  test("send on a push-only channel, on a closed one, or of what is not JSON", (t) => {
+    const { caller } = setup(t);
+    const ticks = caller.market.ticks("EURUSD");
+    assert.throws(() => ticks.send({ price: 1 }), { kind: "push-only" });
+    ticks.close();
+    const room = caller.chat.room("lobby");
+    assert.throws(() => room.send(undefined), { kind: "encode" });
+    assert.throws(() => room.send({ n: 1n }), { kind: "encode" });
+    room.close();
+    assert.throws(() => room.send("late"), { kind: "closed" });
+  });
+});
+
+describe("receiving", () => {
+  test("text and binary frames of JSON; messages kept until read, in order", async (t) => {
+    const { WebSocket, caller } = setup(t);
+    const room = caller.chat.room("lobby");
+    const socket = WebSocket.sockets[0];
+    socket.open();
+    socket.receive('{"from":"ada","text":"1"}');
+    socket.receive(new TextEncoder().encode('{"from":"bob","text":"2"}').buffer);
+    socket.receive(new TextEncoder().encode('  "three"'));
+    const iterator = room[Symbol.asyncIterator]();
+    assert.deepEqual(await next(iterator), { done: false, value: { from: "ada", text: "1" } });
+    assert.deepEqual(await next(iterator), { done: false, value: { from: "bob", text: "2" } });
+    assert.deepEqual(await next(iterator), { done: false, value: "three" });
+    const waiting = next(iterator);
+    socket.receive("4");
+    assert.deepEqual(await waiting, { done: false, value: 4 });
+    room.close();
+    assert.deepEqual(await next(iterator), { done: true, value: undefined });
+  });
+
+  test("a courier.pong is the heartbeat's answer, never a message", async (t) => {
+    const { WebSocket, caller } = setup(t);
+    const room = caller.chat.room("lobby");
+    const socket = WebSocket.sockets[0];
+    socket.open();
+    socket.receive('{"type":"courier.pong"}');
+    socket.receive('{"type":"other"}');
+    const iterator = room[Symbol.asyncIterator]();
+    assert.deepEqual(await next(iterator), { done: false, value: { type: "other" } });
+    room.close();
+  });
+
+  test("a message over maxMessageSize closes the socket and ends with code 1009", async (t) => {
+    const { WebSocket, caller } = setup(t, { ws: { maxMessageSize: 8 } });
+    const room = caller.chat.room("lobby");
+    const socket = WebSocket.sockets[0];
+    socket.open();
+    socket.receive('"ok"');
+    socket.receive('"much too long"');
+    const iterator = room[Symbol.asyncIterator]();
+    assert.deepEqual(await next(iterator), { done: false, value: "ok" }, "what came before is delivered");
+    await assert.rejects(next(iterator), (error) => {
+      assert.ok(error instanceof ChannelError);
+      assert.equal(error.kind, "closed");
+      assert.equal(error.code, 1009);
+      return true;
+    });
+    assert.deepEqual(await next(iterator), { done: true, value: undefined });
+    assert.equal(socket.closedWith.code, 1000, "browsers may only close with 1000 or 3000–4999");
+    assert.equal(socket.closedWith.reason, "message too big");
+    assert.equal(room.state, "closed");
+    const binary = caller.chat.room("hall");
+    WebSocket.sockets[1].open();
+    WebSocket.sockets[1].receive(new Uint8Array(9).buffer);
+    await assert.rejects(next(binary[Symbol.asyncIterator]()), { code: 1009 });
+  });
+
+  test("a message that is not JSON ends with ChannelError `decode`", async (t) => {
+    const { WebSocket, caller } = setup(t);
+    const room = caller.chat.room("lobby");
+    WebSocket.sockets[0].open();
+    WebSocket.sockets[0].receive("not json");
+    await assert.rejects(next(room[Symbol.asyncIterator]()), { kind: "decode" });
+    assert.ok(WebSocket.sockets[0].closedWith);
+    const bad = caller.chat.room("hall");
+    WebSocket.sockets[1].open();
+    WebSocket.sockets[1].receive(new Uint8Array([0xff, 0xfe]).buffer);
+    await assert.rejects(next(bad[Symbol.asyncIterator]()), { kind: "decode" });
+  });
+});
+
+describe("close codes", () => {
+  test("1000 ends the iteration, no reconnect", async (t) => {
+    const { WebSocket, caller } = setup(t);
+    t.mock.timers.enable({ apis: ["setTimeout", "setInterval"] });
+    const room = caller.chat.room("lobby");
+    WebSocket.sockets[0].open();
+    WebSocket.sockets[0].receive("1");
+    WebSocket.sockets[0].drop(1000, "done");
+    const seen = [];
+    for await (const message of room) seen.push(message);
+    assert.deepEqual(seen, [1]);
+    t.mock.timers.tick(10_000);
+    assert.equal(WebSocket.sockets.length, 1);
+    assert.equal(room.state, "closed");
+  });
+
+  for (const code of [1003, 1008, 1009, 4000, 4403, 1002, 1015]) {
+    test(`${code} throws ChannelError \`closed\` with code and reason, no reconnect`, async (t) => {
+      const { WebSocket, caller } = setup(t);
+      t.mock.timers.enable({ apis: ["setTimeout", "setInterval"] });
+      const room = caller.chat.room("lobby");
+      WebSocket.sockets[0].open();
+      WebSocket.sockets[0].drop(code, "bad variables");
+      await assert.rejects(
+        (async () => {
+          for await (const message of room) void message;
+        })(),
+        (error) => {
+          assert.ok(error instanceof ChannelError);
+          assert.equal(error.kind, "closed");
+          assert.equal(error.code, code);
+          assert.equal(error.reason, "bad variables");
+          return true;
+        },
+      );
+      t.mock.timers.tick(10_000);
+      assert.equal(WebSocket.sockets.length, 1);
+    });
+  }
+
+  for (const code of [1001, 1005, 1006, 1011, 1012, 1013, 1014]) {
+    test(`${code} reconnects with backoff`, async (t) => {
+      const { WebSocket, caller } = setup(t);
+      t.mock.timers.enable({ apis: ["setTimeout", "setInterval"] });
+      const room = caller.chat.room("lobby");
+      const states = [];
+      room.onState((state) => states.push(state));
+      WebSocket.sockets[0].open();
+      WebSocket.sockets[0].drop(code);
+      assert.equal(room.state, "reconnecting");
+      t.mock.timers.tick(99);
+      assert.equal(WebSocket.sockets.length, 1);
+      t.mock.timers.tick(1);
+      assert.equal(WebSocket.sockets.length, 2);
+      WebSocket.sockets[1].open();
+      WebSocket.sockets[1].receive('"after"');
+      assert.deepEqual(await next(room[Symbol.asyncIterator]()), { done: false, value: "after" });
+      assert.deepEqual(states, ["open", "reconnecting", "open"]);
+      room.close();
+      assert.deepEqual(states, ["open", "reconnecting", "open", "closed"]);
+    });
+  }
+});
+
+describe("backoff", () => {
+  test("each failed attempt waits `factor` times longer, up to maxMs; an open connection resets it", async (t) => {
+    const { WebSocket, caller } = setup(t);
+    t.mock.timers.enable({ apis: ["setTimeout", "setInterval"] });
+    const room = caller.chat.room("lobby");
+    const expectSocketAfter = (ms) => {
+      const count = WebSocket.sockets.length;
+      t.mock.timers.tick(ms - 1);
+      assert.equal(WebSocket.sockets.length, count, `not before ${ms} ms`);
+      t.mock.timers.tick(1);
+      assert.equal(WebSocket.sockets.length, count + 1, `after ${ms} ms`);
+    };
+    // A refused handshake looks like 1006 before open.
+    WebSocket.sockets[0].drop(1006);
+    expectSocketAfter(100);
+    WebSocket.sockets[1].drop(1006);
+    expectSocketAfter(200);
+    WebSocket.sockets[2].drop(1006);
+    expectSocketAfter(400);
+    WebSocket.sockets[3].drop(1006);
+    expectSocketAfter(800);
+    WebSocket.sockets[4].drop(1006);
+    expectSocketAfter(1000);
+    WebSocket.sockets[5].open();
+    WebSocket.sockets[5].drop(1001);
+    expectSocketAfter(100);
+    assert.equal(room.state, "reconnecting");
+    room.close();
+    t.mock.timers.tick(10_000);
+    assert.equal(WebSocket.sockets.length, 7);
+  });
+
+  test("the defaults, and full jitter in [0, delay]", (t) => {
+    assert.equal(backoffDelay({ jitter: false }, 1), 500);
+    assert.equal(backoffDelay({ jitter: false }, 2), 1000);
+    assert.equal(backoffDelay({ jitter: false }, 20), 30_000);
+    t.mock.method(Math, "random", () => 0.25);
+    assert.equal(backoffDelay(undefined, 3), 500);
+    assert.equal(backoffDelay({ initialMs: 100, factor: 3, maxMs: 10_000 }, 3), 225);
+  });
+});
+
+describe("heartbeat", () => {
+  test("a ping every interval; nothing back within the timeout: closed and replaced", async (t) => {
+    const { WebSocket, caller } = setup(t, { ws: { heartbeat: { intervalMs: 1000, timeoutMs: 300 } } });
+    t.mock.timers.enable({ apis: ["setTimeout", "setInterval"] });
+    const room = caller.chat.room("lobby");
+    const socket = WebSocket.sockets[0];
+    socket.open();
+    t.mock.timers.tick(999);
+    assert.deepEqual(socket.sent, []);
+    t.mock.timers.tick(1);
+    assert.deepEqual(socket.frames, [{ type: "courier.ping" }]);
+    // The pong arrives: alive.
+    socket.receive('{"type":"courier.pong"}');
+    t.mock.timers.tick(1000);
+    assert.equal(socket.frames.length, 2);
+    // Anything at all proves life too.
+    t.mock.timers.tick(200);
+    socket.receive('"a message"');
+    t.mock.timers.tick(100);
+    assert.equal(socket.closedWith, undefined);
+    // The next ping goes unanswered.
+    t.mock.timers.tick(700);
+    assert.equal(socket.frames.length, 3);
+    t.mock.timers.tick(299);
+    assert.equal(socket.closedWith, undefined);
+    t.mock.timers.tick(1);
+    assert.deepEqual(socket.closedWith, { code: 1000, reason: "heartbeat unanswered" });
+    assert.equal(room.state, "reconnecting");
+    t.mock.timers.tick(100);
+    assert.equal(WebSocket.sockets.length, 2);
+    // The old socket's late close event changes nothing.
+    socket.drop(1006);
+    assert.equal(room.state, "reconnecting");
+    WebSocket.sockets[1].open();
+    assert.equal(room.state, "open");
+    const iterator = room[Symbol.asyncIterator]();
+    assert.deepEqual(await next(iterator), { done: false, value: "a message" });
+    room.close();
+  });
+});
+
+describe("ending", () => {
+  test("breaking out of the loop closes the socket with 1000", async (t) => {
+    const { WebSocket, caller } = setup(t);
+    const room = caller.chat.room("lobby");
+    WebSocket.sockets[0].open();
+    WebSocket.sockets[0].receive("1");
+    WebSocket.sockets[0].receive("2");
+    for await (const message of room) {
+      assert.equal(message, 1);
+      break;
+    }
+    assert.deepEqual(WebSocket.sockets[0].closedWith, { code: 1000, reason: "" });
+    assert.equal(room.state, "closed");
+  });
+
+  test("close() ends a waiting iteration; `opened` rejects when closed before opening", async (t) => {
+    const { caller } = setup(t);
+    const room = caller.chat.room("lobby");
+    const waiting = next(room[Symbol.asyncIterator]());
+    room.close();
+    assert.deepEqual(await waiting, { done: true, value: undefined });
+    await assert.rejects(room.opened, { kind: "closed" });
+  });
+
+  test("the call's signal closes the channel", async (t) => {
+    const { WebSocket, caller } = setup(t);
+    const controller = new AbortController();
+    const room = caller.chat.with({ signal: controller.signal }).room("lobby");
+    WebSocket.sockets[0].open();
+    controller.abort();
+    assert.equal(room.state, "closed");
+    assert.ok(WebSocket.sockets[0].closedWith);
+    const never = caller.chat.with({ signal: AbortSignal.abort() }).room("x");
+    assert.equal(never.state, "closed");
+    assert.equal(WebSocket.sockets.length, 1);
+  });
+
+  test("a listener that throws is reported; the others still hear", (t) => {
+    const { WebSocket, caller } = setup(t);
+    const reported = t.mock.method(console, "error", () => {});
+    const room = caller.chat.room("lobby");
+    const heard = [];
+    room.onState(() => {
+      throw new Error("bad listener");
+    });
+    const stop = room.onState((state) => heard.push(state));
+    WebSocket.sockets[0].open();
+    stop();
+    room.close();
+    assert.deepEqual(heard, ["open"]);
+    assert.equal(reported.mock.callCount(), 2);
+  });
+});
