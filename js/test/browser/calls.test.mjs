@@ -281,3 +281,29 @@ describe("the session", () => {
     assert.equal(writes.length, 1, "the refused write never reached the upstream");
   });
 });
+
+describe("the alternative forms", () => {
+  test("the boundary form reads as GET unless sensitive; the name-only form sends every call as POST", async () => {
+    const { page, sent } = await appPage();
+    const result = await run(
+      page,
+      fixture.routes,
+      async ({ courier, arg }) => {
+        const bounded = courier.createProxyCaller("demo", { boundary: arg.boundary });
+        const todo = await bounded.todos.search({ q: "proxy", delay_ms: 0 });
+        await bounded.account.check({ password: "hunter2" });
+        const named = courier.createProxyCaller("demo");
+        const one = await named.todos.get({ id: 2 });
+        const list = await named.todos.list();
+        return { todo: todo[0].id, one: one.id, listed: list.some((t) => t.id === 2) };
+      },
+      { boundary: fixture.boundary },
+    );
+    assert.deepEqual(result, { todo: 1, one: 2, listed: true });
+    assert.deepEqual(
+      sent.map((s) => `${s.method} ${s.url.searchParams.get("_m")}`),
+      ["GET search", "POST check", "POST get", "POST list"],
+    );
+    assert.deepEqual(JSON.parse(sent[3].body), { variables: null });
+  });
+});

@@ -1,0 +1,99 @@
+// The package used from a page served by `courier serve` — a config file, no Rust code of the
+// app's own: `[static] dir` serves the page and the package beside the proxy route, in front of
+// the fixture's upstream; `courier routes` wrote the record the page loads.
+
+import assert from "node:assert/strict";
+import { execFileSync, spawn } from "node:child_process";
+import { cpSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { createInterface } from "node:readline";
+import { fileURLToPath } from "node:url";
+import { after, before, test } from "node:test";
+import { start } from "./harness.mjs";
+
+const js = fileURLToPath(new URL("../..", import.meta.url));
+const courierPath = process.env.COURIER_CLI ?? `${js}/../target/debug/courier`;
+
+let fixture;
+let serve;
+let dir;
+let address;
+before(async () => {
+  fixture = await start();
+  dir = mkdtempSync(join(tmpdir(), "courier-serve-"));
+  cpSync(join(js, "dist"), join(dir, "web", "pkg"), { recursive: true });
+  writeFileSync(
+    join(dir, "web", "index.html"),
+    "<!doctype html><title>served by courier serve</title>",
+  );
+  writeFileSync(
+    join(dir, "courier.toml"),
+    `
+[static]
+dir = "web"
+
+[proxy]
+ws = "/api/ws"
+
+[sources.demo]
+base_url = "${fixture.upstream}"
+allowed_headers = ["x-tenant"]
+
+[sources.demo.groups.todos]
+prefix = "/todos"
+expose = true
+
+[sources.demo.groups.todos.endpoints.list]
+get = ""
+cache = { revalidate = 5 }
+
+[sources.demo.groups.todos.endpoints.get]
+get = "/:id"
+cache = {}
+
+[sources.demo.groups.live]
+expose = true
+
+[sources.demo.groups.live.endpoints.ticks]
+stream = "/ticks"
+`,
+  );
+  const config = join(dir, "courier.toml");
+  const routes = execFileSync(courierPath, ["routes", "--config", config, "--source", "demo"]);
+  writeFileSync(join(dir, "web", "routes.json"), routes);
+  serve = spawn(courierPath, ["serve", "--config", config, "--listen", "127.0.0.1:0"], {
+    stdio: ["ignore", "pipe", "inherit"],
+  });
+  const line = await new Promise((resolve, reject) => {
+    serve.once("error", reject);
+    createInterface({ input: serve.stdout }).once("line", resolve);
+  });
+  address = line.replace("listening on ", "").trim();
+});
+after(async () => {
+  serve?.kill("SIGTERM");
+  await fixture?.close();
+  if (dir) rmSync(dir, { recursive: true, force: true });
+});
+
+test("a page served by courier serve calls, reads and streams through it", async () => {
+  await fixture.reset();
+  const page = await fixture.page(address);
+  const result = await page.evaluate(async () => {
+    const { createProxyCaller } = await import("/pkg/index.js");
+    const routes = await (await fetch("/routes.json")).json();
+    const caller = createProxyCaller(routes, { headers: { "x-tenant": "acme" } });
+    const list = await caller.todos.list();
+    const one = await caller.todos.get({ id: 2 });
+    const ticks = [];
+    for await (const event of caller.live.ticks({ until: 4, per_connection: 2 })) ticks.push(event.data.n);
+    return { count: list.length, title: one.title, ticks };
+  });
+  assert.deepEqual(result, { count: 2, title: "test it in a browser", ticks: [1, 2, 3, 4] });
+  const recorded = await fixture.recorded();
+  assert.deepEqual(
+    recorded.map((r) => `${r.method} ${r.path} ${r.headers["x-tenant"]}`),
+    ["GET /todos acme", "GET /todos/2 acme", "GET /ticks acme", "GET /ticks acme"],
+  );
+});
