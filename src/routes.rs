@@ -110,10 +110,7 @@ impl Command {
                 }
             }
         } else {
-            let mut json = serde_json::to_string_pretty(routes)
-                .unwrap_or_else(|_| unreachable!("plain data serialises"));
-            json.push('\n');
-            json
+            routes.to_json_file()
         };
         let Some(out) = &flags.out else {
             print!("{text}");

@@ -12,13 +12,7 @@ use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
 
 #[tokio::test]
 async fn serves_the_files_sources_and_stops_on_sigterm() {
-    let app = Router::new().route(
-        "/users/{id}",
-        get(|Path(id): Path<u64>| async move { Json(json!({ "id": id })) }),
-    );
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let backend = listener.local_addr().unwrap();
-    tokio::spawn(async move { axum::serve(listener, app).await });
+    let backend = users_backend().await;
 
     let dir = tempfile::tempdir().unwrap();
     let config = dir.path().join("courier.toml");
@@ -131,13 +125,7 @@ async fn held_backend() -> (
 
 #[tokio::test]
 async fn serves_the_static_front_end_beside_the_proxy_on_one_origin() {
-    let app = Router::new().route(
-        "/users/{id}",
-        get(|Path(id): Path<u64>| async move { Json(json!({ "id": id })) }),
-    );
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let backend = listener.local_addr().unwrap();
-    tokio::spawn(async move { axum::serve(listener, app).await });
+    let backend = users_backend().await;
 
     let dir = tempfile::tempdir().unwrap();
     std::fs::create_dir(dir.path().join("web")).unwrap();
@@ -196,6 +184,18 @@ get = "/:id"
     assert_eq!(out.status.code(), Some(2));
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("is not a directory"), "{stderr}");
+}
+
+/// A backend answering `GET /users/{id}` with `{"id": id}`, on 127.0.0.1.
+async fn users_backend() -> std::net::SocketAddr {
+    let app = Router::new().route(
+        "/users/{id}",
+        get(|Path(id): Path<u64>| async move { Json(json!({ "id": id })) }),
+    );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let backend = listener.local_addr().unwrap();
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    backend
 }
 
 /// `courier serve` over a file with `users.slow` and `users.events` on `backend`, with `extra`

@@ -328,6 +328,15 @@ impl Routes {
         serde_json::to_string(self).unwrap_or_else(|_| unreachable!("plain data serialises"))
     }
 
+    /// The record as a file holds it: pretty JSON, keys sorted, ending in a newline (what
+    /// `courier routes` writes without `--ts`).
+    pub fn to_json_file(&self) -> String {
+        let mut json = serde_json::to_string_pretty(self)
+            .unwrap_or_else(|_| unreachable!("plain data serialises"));
+        json.push('\n');
+        json
+    }
+
     /// The record as a TypeScript module, every endpoint's types `unknown`: what
     /// [`Routes::to_typescript_with`] writes with no [`Types`].
     pub fn to_typescript(&self) -> String {

@@ -85,10 +85,7 @@ pub(crate) fn run(args: &RoutesArgs) -> ExitCode {
     let text = if args.ts {
         routes.to_typescript()
     } else {
-        let mut json = serde_json::to_string_pretty(&routes)
-            .unwrap_or_else(|_| unreachable!("plain data serialises"));
-        json.push('\n');
-        json
+        routes.to_json_file()
     };
     let Some(out) = &args.out else {
         print!("{text}");
