@@ -1,11 +1,13 @@
 //! The proxy's HTTP route: one call of an exposed HTTP endpoint per browser request, through
 //! the source's [`Client`] with the browser's request as the served context.
 
+use crate::address::{address, source_of};
+use crate::refusal::Refusal;
 use crate::wire::WireQuery;
-use crate::{address, source_of, Proxy, Refusal};
+use crate::Proxy;
 use axum::body::Body as AxumBody;
 use axum::extract::{ConnectInfo, State};
-use axum::http::{Method, Request, StatusCode};
+use axum::http::{Method, Request};
 use axum::response::{IntoResponse, Response};
 use axum::Json;
 use courier_client::Error;
@@ -17,7 +19,7 @@ use courier_core::{
 use courier_layers::allow_headers::AllowHeadersLayer;
 use http::header::{CONTENT_TYPE, SET_COOKIE};
 use http::HeaderName;
-use serde_json::{json, Value};
+use serde_json::Value;
 use std::collections::HashMap;
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -74,26 +76,26 @@ pub(crate) async fn serve_call(
     let (parts, body) = request.into_parts();
     let method = parts.method.clone();
     if method != Method::GET && method != Method::POST {
-        return Err(Refusal::method(format!(
+        return Err(Refusal::MethodNotAllowed(format!(
             "the proxy takes GET and POST, not {method}"
         )));
     }
     let (api, endpoint, get_variables) = address(&proxy, &query)?;
     let EndpointDef::Http(http) = endpoint.definition() else {
-        return Err(Refusal::not_found(format!(
+        return Err(Refusal::NotInRoutes(format!(
             "`{}` is a stream or a channel: call it at the proxy's sse or ws path",
             endpoint.path()
         )));
     };
     let variables: Variables = if method == Method::GET {
         if http.kind() == Kind::Mutation {
-            return Err(Refusal::method(format!(
+            return Err(Refusal::MethodNotAllowed(format!(
                 "`{}` writes: call it with POST",
                 endpoint.path()
             )));
         }
         if http.is_sensitive() {
-            return Err(Refusal::method(format!(
+            return Err(Refusal::MethodNotAllowed(format!(
                 "`{}` has sensitive variables: call it with POST",
                 endpoint.path()
             )));
@@ -112,13 +114,11 @@ pub(crate) async fn serve_call(
             .as_deref()
             .is_none_or(|v| v.starts_with("application/json"));
         if !multipart && !json {
-            return Err(Refusal {
-                status: StatusCode::UNSUPPORTED_MEDIA_TYPE,
-                code: "UNSUPPORTED_MEDIA_TYPE",
-                message: "a POST to the proxy carries `{\"variables\": …}` as application/json, \
-                          or a form as multipart/form-data"
+            return Err(Refusal::UnsupportedMediaType(
+                "a POST to the proxy carries `{\"variables\": …}` as application/json, \
+                 or a form as multipart/form-data"
                     .to_owned(),
-            });
+            ));
         }
         let bytes = read_body(&proxy, body).await?;
         if multipart {
@@ -130,7 +130,7 @@ pub(crate) async fn serve_call(
     let timeout = sent_timeout(&query, &endpoint)?;
 
     let Some(client) = proxy.clients.get(source_of(&query)).cloned() else {
-        return Err(Refusal::not_found("no such source".to_owned()));
+        return Err(Refusal::NotInRoutes("no such source".to_owned()));
     };
     let allow = allow_layer(&api, &endpoint, &variables);
     let mut relayed = parts.headers.clone();
@@ -172,10 +172,10 @@ pub(crate) async fn serve_call(
 async fn read_body(proxy: &Proxy, body: AxumBody) -> Result<bytes::Bytes, Refusal> {
     use http_body_util::{BodyExt, LengthLimitError, Limited};
     let limit = proxy.body_limit;
-    let too_large = || Refusal {
-        status: StatusCode::PAYLOAD_TOO_LARGE,
-        code: "PAYLOAD_TOO_LARGE",
-        message: format!("the request body is over the limit of {limit} bytes"),
+    let too_large = || {
+        Refusal::PayloadTooLarge(format!(
+            "the request body is over the limit of {limit} bytes"
+        ))
     };
     // hyper read the declared `content-length` into the body's size hint (and refused one that
     // does not parse or repeats with another value); a chunked body's hint starts at zero.
@@ -186,17 +186,13 @@ async fn read_body(proxy: &Proxy, body: AxumBody) -> Result<bytes::Bytes, Refusa
     match tokio::time::timeout(proxy.body_read_timeout, read).await {
         Ok(Ok(collected)) => Ok(collected.to_bytes()),
         Ok(Err(e)) if e.downcast_ref::<LengthLimitError>().is_some() => Err(too_large()),
-        Ok(Err(e)) => Err(Refusal::bad_request(format!(
+        Ok(Err(e)) => Err(Refusal::BadRequest(format!(
             "the request body could not be read: {e}"
         ))),
-        Err(_elapsed) => Err(Refusal {
-            status: StatusCode::REQUEST_TIMEOUT,
-            code: "REQUEST_TIMEOUT",
-            message: format!(
-                "the request body did not arrive within {} ms",
-                proxy.body_read_timeout.as_millis()
-            ),
-        }),
+        Err(_elapsed) => Err(Refusal::RequestTimeout(format!(
+            "the request body did not arrive within {} ms",
+            proxy.body_read_timeout.as_millis()
+        ))),
     }
 }
 
@@ -213,7 +209,7 @@ fn sent_timeout(
         .parse::<u64>()
         .map(Duration::from_millis)
         .map_err(|_| {
-            Refusal::bad_request(format!("`_t` is a number of milliseconds, not `{text}`"))
+            Refusal::BadRequest(format!("`_t` is a number of milliseconds, not `{text}`"))
         })?;
     Ok(Some(match endpoint.meta().timeout_value() {
         Some(own) => sent.min(own),
@@ -227,11 +223,11 @@ async fn form_of(parts: &http::request::Parts, bytes: bytes::Bytes) -> Result<Fo
     use axum::extract::{FromRequest, Multipart};
     let request = Request::from_parts(parts.clone(), AxumBody::from(bytes));
     let bad = |e: axum::extract::multipart::MultipartError| {
-        Refusal::bad_request(format!("the form does not parse: {}", e.body_text()))
+        Refusal::BadRequest(format!("the form does not parse: {}", e.body_text()))
     };
     let mut multipart = Multipart::from_request(request, &())
         .await
-        .map_err(|e| Refusal::bad_request(format!("the form does not parse: {}", e.body_text())))?;
+        .map_err(|e| Refusal::BadRequest(format!("the form does not parse: {}", e.body_text())))?;
     let mut form = Form::new();
     while let Some(field) = multipart.next_field().await.map_err(bad)? {
         let name = field.name().unwrap_or_default().to_owned();
@@ -240,7 +236,7 @@ async fn form_of(parts: &http::request::Parts, bytes: bytes::Bytes) -> Result<Fo
         let data = field.bytes().await.map_err(bad)?;
         if filename.is_none() && kind.is_none() {
             let text = String::from_utf8(data.to_vec()).map_err(|_| {
-                Refusal::bad_request(format!("the form's text field `{name}` is not UTF-8"))
+                Refusal::BadRequest(format!("the form's text field `{name}` is not UTF-8"))
             })?;
             form = form.text(name, text);
         } else {
@@ -317,13 +313,13 @@ pub(crate) fn failure(error: &Error) -> Response {
         // A layer's own refusal: cancelled (499), the session's checks (403).
         return (http.status, Json(http.data.clone())).into_response();
     }
-    let (status, code) = if error.is_timeout() {
-        (StatusCode::GATEWAY_TIMEOUT, "UPSTREAM_TIMEOUT")
+    let message = error.to_string();
+    if error.is_timeout() {
+        Refusal::UpstreamTimeout(message)
     } else if error.is_configuration() {
-        (StatusCode::BAD_REQUEST, "BAD_REQUEST")
+        Refusal::BadRequest(message)
     } else {
-        (StatusCode::BAD_GATEWAY, "UPSTREAM_UNREACHABLE")
-    };
-    let body = json!({ "error": { "code": code, "message": error.to_string() } });
-    (status, Json(body)).into_response()
+        Refusal::UpstreamUnreachable(message)
+    }
+    .into_response()
 }

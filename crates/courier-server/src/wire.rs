@@ -2,7 +2,7 @@
 //! parameters and a POST's JSON body. Both come from a hostile party, so each is read strictly
 //! and refused with a 400 that names the expected shape, never guessed at.
 
-use crate::Refusal;
+use crate::refusal::Refusal;
 use axum::extract::FromRequestParts;
 use courier_core::encode::Variables;
 use serde_json::Value;
@@ -21,7 +21,7 @@ impl WireQuery {
         for (name, value) in form_urlencoded::parse(query.as_bytes()) {
             let repeated = parameters.contains_key(name.as_ref());
             if repeated && name.starts_with('_') {
-                return Err(Refusal::bad_request(format!(
+                return Err(Refusal::BadRequest(format!(
                     "the `{name}` parameter appears more than once"
                 )));
             }
@@ -57,19 +57,19 @@ pub(crate) fn call_body(bytes: &[u8]) -> Result<Variables, Refusal> {
         return Ok(Variables::None);
     }
     let body: Value = serde_json::from_slice(bytes)
-        .map_err(|e| Refusal::bad_request(format!("the body is not JSON ({e}); {SHAPE}")))?;
+        .map_err(|e| Refusal::BadRequest(format!("the body is not JSON ({e}); {SHAPE}")))?;
     let Value::Object(mut body) = body else {
-        return Err(Refusal::bad_request(format!(
+        return Err(Refusal::BadRequest(format!(
             "the body is not a JSON object; {SHAPE}"
         )));
     };
     let Some(variables) = body.remove("variables") else {
-        return Err(Refusal::bad_request(format!(
+        return Err(Refusal::BadRequest(format!(
             "the body has no `variables` key; {SHAPE}"
         )));
     };
     if let Some(key) = body.keys().next() {
-        return Err(Refusal::bad_request(format!(
+        return Err(Refusal::BadRequest(format!(
             "the body has the key `{key}` beside `variables`; {SHAPE}"
         )));
     }
@@ -86,7 +86,7 @@ mod tests {
             Ok(Variables::Json(value)) => Ok(value),
             Ok(Variables::None) => Ok(Value::Null),
             Ok(Variables::Form(_)) => unreachable!("JSON bodies hold no form"),
-            Err(refusal) => Err(refusal.message),
+            Err(refusal) => Err(refusal.message().to_owned()),
         }
     }
 
@@ -123,7 +123,7 @@ mod tests {
         );
         let refused = WireQuery::parse("_s=demo&_s=admin").unwrap_err();
         assert!(refused
-            .message
+            .message()
             .contains("`_s` parameter appears more than once"));
         let decoded = WireQuery::parse("_v=%7B%22a%22%3A%22b+c%22%7D&_g=a%2Eb").unwrap();
         assert_eq!(decoded.0["_v"], r#"{"a":"b c"}"#);

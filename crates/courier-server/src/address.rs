@@ -1,0 +1,71 @@
+//! How a request names an endpoint: the source, the group path, the name and the variables of
+//! the wire (`_s`, `_g`, `_m`, `_v`), checked against what the proxy exposes.
+
+use crate::refusal::Refusal;
+use crate::Proxy;
+use courier_core::{ApiDef, ResolvedEndpoint};
+use serde_json::Value;
+use std::collections::HashMap;
+use std::sync::Arc;
+
+/// Streams and channels open with a GET; anything else is refused as the `http` path refuses a
+/// verb it does not take (405, in JSON).
+pub(crate) fn only_get<B>(request: &axum::http::Request<B>, what: &str) -> Result<(), Refusal> {
+    if request.method() == axum::http::Method::GET {
+        return Ok(());
+    }
+    Err(Refusal::MethodNotAllowed(format!(
+        "{what} opens with GET, not {}",
+        request.method()
+    )))
+}
+
+/// The source a query names (`address` has checked there is one).
+pub(crate) fn source_of(query: &HashMap<String, String>) -> &str {
+    query.get("_s").map_or("", String::as_str)
+}
+
+/// The exposed endpoint and the variables a query addresses.
+pub(crate) fn address(
+    live: &Proxy,
+    query: &HashMap<String, String>,
+) -> Result<(ApiDef, Arc<ResolvedEndpoint>, Value), Refusal> {
+    let param = |name: &str| {
+        query
+            .get(name)
+            .ok_or_else(|| Refusal::BadRequest(format!("the `{name}` parameter is missing")))
+    };
+    let source = param("_s")?;
+    let group = param("_g")?;
+    let name = param("_m")?;
+    if source.is_empty() {
+        return Err(Refusal::BadRequest("`_s` is empty".to_owned()));
+    }
+    // A group path is names joined with dots, and an endpoint's name holds no dot: anything
+    // else could never name an endpoint, and is the caller's mistake rather than a route.
+    if group.split('.').any(str::is_empty) {
+        return Err(Refusal::BadRequest(format!(
+            "`_g` is a group path (names joined with dots), not `{group}`"
+        )));
+    }
+    if name.is_empty() || name.contains('.') {
+        return Err(Refusal::BadRequest(format!(
+            "`_m` is an endpoint's name (no dots), not `{name}`"
+        )));
+    }
+    let variables = match query.get("_v") {
+        None => Value::Null,
+        Some(text) => serde_json::from_str(text)
+            .map_err(|e| Refusal::BadRequest(format!("`_v` is not JSON: {e}")))?,
+    };
+    let api = live
+        .sources
+        .get(source)
+        .ok_or_else(|| Refusal::NotInRoutes(format!("there is no source `{source}`")))?;
+    let path = format!("{group}.{name}");
+    let endpoint = api
+        .endpoint_in(group, name)
+        .filter(|e| e.is_exposed())
+        .ok_or_else(|| Refusal::NotInRoutes(format!("`{path}` is not exposed by `{source}`")))?;
+    Ok((api.clone(), Arc::clone(endpoint), variables))
+}

@@ -1,0 +1,309 @@
+//! [`Proxy`]: the builder of the proxy route, and the router it becomes.
+
+use crate::shutdown::Shutdown;
+use crate::{call, serve, socket, stream};
+use axum::routing::any;
+use axum::Router;
+use courier_core::ApiDef;
+use std::collections::HashMap;
+use std::fmt;
+use std::sync::Arc;
+use std::time::Duration;
+use tower_http::services::ServeDir;
+use tower_http::set_header::SetResponseHeaderLayer;
+
+/// The proxy route over named sources; see the [crate docs](crate).
+#[derive(Clone)]
+#[must_use]
+pub struct Proxy {
+    pub(crate) sources: HashMap<String, ApiDef>,
+    pub(crate) clients: HashMap<String, courier_client::Client>,
+    pub(crate) failed: Option<String>,
+    pub(crate) http_path: String,
+    pub(crate) body_limit: usize,
+    pub(crate) body_read_timeout: Duration,
+    pub(crate) header_read_timeout: Duration,
+    pub(crate) sse_path: String,
+    pub(crate) ws_path: Option<String>,
+    pub(crate) keep_alive: Duration,
+    pub(crate) buffer: usize,
+    pub(crate) max_message_size: usize,
+    pub(crate) shutdown: Shutdown,
+    pub(crate) static_dir: Option<std::path::PathBuf>,
+}
+
+impl Default for Proxy {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Proxy {
+    /// No sources yet; calls at `/api/request` (bodies up to 1 MiB), streams at `/api/sse`,
+    /// channels nowhere until [`Proxy::ws_path`] is set, a keep-alive comment every 15 s, a buffer of 256 messages per
+    /// subscriber, channel messages up to 1 MiB.
+    pub fn new() -> Self {
+        Self {
+            sources: HashMap::new(),
+            clients: HashMap::new(),
+            failed: None,
+            http_path: "/api/request".to_owned(),
+            body_limit: 1024 * 1024,
+            body_read_timeout: Duration::from_secs(60),
+            header_read_timeout: Duration::from_secs(30),
+            sse_path: "/api/sse".to_owned(),
+            ws_path: None,
+            keep_alive: Duration::from_secs(15),
+            buffer: 256,
+            max_message_size: 1024 * 1024,
+            shutdown: Shutdown::default(),
+            static_dir: None,
+        }
+    }
+
+    /// Serves `api`'s implemented streams and channels as source `name` (the `_s` parameter).
+    pub fn source(mut self, name: impl Into<String>, api: ApiDef) -> Self {
+        let name = name.into();
+        match courier_client::Client::new(api.clone()) {
+            Ok(client) => {
+                self.clients.insert(name.clone(), client);
+            }
+            Err(e) => {
+                self.failed
+                    .get_or_insert_with(|| format!("source `{name}`: {e}"));
+            }
+        }
+        self.sources.insert(name, api);
+        self
+    }
+
+    /// Calls `name`'s HTTP endpoints through `client` (its transport, retry policy and layers)
+    /// instead of a default [`Client`](courier_client::Client) of the source's definition.
+    pub fn source_client(
+        mut self,
+        name: impl Into<String>,
+        client: courier_client::Client,
+    ) -> Self {
+        let name = name.into();
+        self.sources.insert(name.clone(), client.api().clone());
+        self.clients.insert(name, client);
+        self
+    }
+
+    /// The path of HTTP calls. Default `/api/request`.
+    pub fn http_path(mut self, path: impl Into<String>) -> Self {
+        self.http_path = path.into();
+        self
+    }
+
+    /// The largest request body a call may carry, in bytes; a larger one is refused with 413.
+    /// Default 1 MiB.
+    pub fn body_limit(mut self, bytes: usize) -> Self {
+        self.body_limit = bytes;
+        self
+    }
+
+    /// How long a call's request body may take to arrive, whole, once its head has; a body
+    /// still arriving then is refused with 408 and its connection closed. Default 60 s. It
+    /// bounds uploads too: raise it with [`Proxy::body_limit`] for large, slow ones.
+    pub fn body_read_timeout(mut self, timeout: Duration) -> Self {
+        self.body_read_timeout = timeout;
+        self
+    }
+
+    /// How long a connection served by [`Proxy::serve`] may take to send a request's head
+    /// (its request line and headers), counted from when the server starts waiting for it; a
+    /// connection that has not sent it whole by then — one that sends half a head, or trickles
+    /// a byte at a time, or sits idle between keep-alive requests — is closed. Default 30 s.
+    /// HTTP/1 only (HTTP/2 is framed, and its frames are hyper's to bound).
+    pub fn header_read_timeout(mut self, timeout: Duration) -> Self {
+        self.header_read_timeout = timeout;
+        self
+    }
+
+    /// The path of streams. Default `/api/sse`.
+    pub fn sse_path(mut self, path: impl Into<String>) -> Self {
+        self.sse_path = path.into();
+        self
+    }
+
+    /// The path of channels. No default (as the specification's `proxyPath.ws`): without
+    /// one, channels are not served.
+    pub fn ws_path(mut self, path: impl Into<String>) -> Self {
+        self.ws_path = Some(path.into());
+        self
+    }
+
+    /// How long a stream may stay silent before a `: keep-alive` comment. Default 15 s.
+    pub fn keep_alive(mut self, interval: Duration) -> Self {
+        self.keep_alive = interval;
+        self
+    }
+
+    /// Messages a channel subscriber may fall behind before it is closed with 1013.
+    /// Default 256.
+    pub fn buffer(mut self, messages: usize) -> Self {
+        self.buffer = messages.max(1);
+        self
+    }
+
+    /// The largest message a channel subscriber may send, in bytes. Default 1 MiB.
+    pub fn max_message_size(mut self, bytes: usize) -> Self {
+        self.max_message_size = bytes;
+        self
+    }
+
+    /// Also serves the files under `dir` (tower-http's `ServeDir`: `index.html` for a
+    /// directory, content types by extension, no path out of `dir`, `x-content-type-options:
+    /// nosniff` on every file), at every path the proxy's own do not take: the app's front end
+    /// and its proxy on one origin, with no other server — what a backend-for-frontend needs
+    /// for the session's cookies and origin checks. `[static] dir` in `courier.toml`.
+    ///
+    /// ```
+    /// # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
+    /// use courier_server::Proxy;
+    ///
+    /// let site = tempfile::tempdir()?;
+    /// std::fs::write(site.path().join("index.html"), "<h1>hello</h1>")?;
+    /// let app = Proxy::new().static_dir(site.path()).into_router()?;
+    /// # use tower::ServiceExt;
+    /// let page = app.oneshot(http::Request::get("/").body(axum::body::Body::empty())?).await?;
+    /// assert_eq!(page.status(), 200);
+    /// assert_eq!(page.headers()["content-type"], "text/html");
+    /// # Ok(()) }
+    /// # tokio::runtime::Runtime::new().unwrap().block_on(demo()).unwrap();
+    /// ```
+    pub fn static_dir(mut self, dir: impl Into<std::path::PathBuf>) -> Self {
+        self.static_dir = Some(dir.into());
+        self
+    }
+
+    /// The handle that ends this proxy's streams and closes its sockets, for a graceful stop
+    /// ([`Shutdown`]). Take it before [`Proxy::into_router`].
+    pub fn shutdown_handle(&self) -> Shutdown {
+        self.shutdown.clone()
+    }
+
+    /// The axum router serving the three paths.
+    ///
+    /// # Errors
+    ///
+    /// When a source's client cannot be built (its transport: a bad certificate or proxy).
+    pub fn into_router(self) -> Result<Router, ProxyError> {
+        if let Some(failed) = self.failed {
+            return Err(ProxyError(failed));
+        }
+        let http_path = self.http_path.clone();
+        let sse_path = self.sse_path.clone();
+        let mut router = Router::new()
+            .route(&http_path, any(call::serve_call))
+            .route(&sse_path, any(stream::serve_stream));
+        if let Some(ws_path) = self.ws_path.clone() {
+            router = router.route(&ws_path, any(socket::serve_channel));
+        }
+        if let Some(dir) = &self.static_dir {
+            let files = tower::ServiceBuilder::new()
+                .layer(SetResponseHeaderLayer::if_not_present(
+                    http::header::X_CONTENT_TYPE_OPTIONS,
+                    http::HeaderValue::from_static("nosniff"),
+                ))
+                .service(ServeDir::new(dir));
+            router = router.fallback_service(files);
+        }
+        Ok(router.with_state(Arc::new(self)))
+    }
+
+    /// Serves the proxy alone on `listener` until its [`Shutdown`] is begun
+    /// ([`Proxy::shutdown_handle`]), then lets the calls in flight finish and returns.
+    ///
+    /// Unlike `axum::serve` with [`Proxy::into_router`], the connections are bounded as a server
+    /// facing browsers must be: a request's head must arrive within
+    /// [`Proxy::header_read_timeout`] (a slow or idle connection is closed), and the peer's
+    /// address reaches the session and forwarding as the client address. `courier serve` serves
+    /// this way.
+    ///
+    /// ```
+    /// # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
+    /// use courier_server::Proxy;
+    /// use std::time::Duration;
+    ///
+    /// let proxy = Proxy::new().header_read_timeout(Duration::from_secs(10));
+    /// let stop = proxy.shutdown_handle();
+    /// let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+    /// let served = tokio::spawn(proxy.serve(listener));
+    /// stop.begin();
+    /// served.await??;
+    /// # Ok(()) }
+    /// # tokio::runtime::Runtime::new().unwrap().block_on(demo()).unwrap();
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// As [`Proxy::into_router`].
+    pub async fn serve(self, listener: tokio::net::TcpListener) -> Result<(), ProxyError> {
+        self.serve_with(listener, |router| router).await
+    }
+
+    /// Serves the app `app` makes of the proxy's router — the proxy nested in an app's own
+    /// routes, say, or with the app's layers around it — as [`Proxy::serve`] serves the proxy
+    /// alone.
+    ///
+    /// ```
+    /// # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
+    /// use axum::routing::get;
+    /// use courier_server::Proxy;
+    ///
+    /// let proxy = Proxy::new();
+    /// let stop = proxy.shutdown_handle();
+    /// let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+    /// let app = |proxy: axum::Router| proxy.route("/health", get(|| async { "ok" }));
+    /// let served = tokio::spawn(proxy.serve_with(listener, app));
+    /// stop.begin();
+    /// served.await??;
+    /// # Ok(()) }
+    /// # tokio::runtime::Runtime::new().unwrap().block_on(demo()).unwrap();
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// As [`Proxy::into_router`].
+    pub async fn serve_with(
+        self,
+        listener: tokio::net::TcpListener,
+        app: impl FnOnce(Router) -> Router,
+    ) -> Result<(), ProxyError> {
+        let header_read_timeout = self.header_read_timeout;
+        let stop = self.shutdown.clone();
+        let router = app(self.into_router()?);
+        serve::serve(listener, router, header_read_timeout, stop).await;
+        Ok(())
+    }
+}
+
+/// A source's client could not be built.
+#[derive(Debug)]
+pub struct ProxyError(String);
+
+impl fmt::Display for ProxyError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "cannot build the proxy: {}", self.0)
+    }
+}
+
+impl std::error::Error for ProxyError {}
+
+impl fmt::Debug for Proxy {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut sources: Vec<&str> = self.sources.keys().map(String::as_str).collect();
+        sources.sort_unstable();
+        f.debug_struct("Proxy")
+            .field("sources", &sources)
+            .field("sse_path", &self.sse_path)
+            .field("ws_path", &self.ws_path)
+            .field("keep_alive", &self.keep_alive)
+            .field("buffer", &self.buffer)
+            .field("max_message_size", &self.max_message_size)
+            .field("shutting_down", &self.shutdown.is_begun())
+            .finish()
+    }
+}

@@ -1,0 +1,117 @@
+//! The proxy's own refusals: one enum, each variant its status and stable code, answered as
+//! `{"error": {"code", "message"}}` (docs/PROTOCOL.md lists them) — as axum's rejections are.
+
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use axum::Json;
+use serde_json::json;
+
+/// Why the proxy answers a request itself, with what to tell the browser.
+#[derive(Debug)]
+pub(crate) enum Refusal {
+    /// 400 `BAD_REQUEST`: the wire parameters or the body cannot name a call.
+    BadRequest(String),
+    /// 403, the session's code (`CSRF_CHECK_FAILED`, `ORIGIN_NOT_TRUSTED`): a check the
+    /// session made before anything was sent.
+    Session {
+        /// The session's code for the check that failed.
+        code: &'static str,
+        /// What failed.
+        message: String,
+    },
+    /// 404 `ENDPOINT_NOT_IN_ROUTES`: no such source or endpoint, or not exposed, or not of
+    /// the kind its path serves.
+    NotInRoutes(String),
+    /// 405 `METHOD_NOT_ALLOWED`.
+    MethodNotAllowed(String),
+    /// 408 `REQUEST_TIMEOUT`: the body did not arrive in time.
+    RequestTimeout(String),
+    /// 413 `PAYLOAD_TOO_LARGE`.
+    PayloadTooLarge(String),
+    /// 415 `UNSUPPORTED_MEDIA_TYPE`.
+    UnsupportedMediaType(String),
+    /// 502 `UPSTREAM_UNREACHABLE`: no response from the upstream.
+    UpstreamUnreachable(String),
+    /// 504 `UPSTREAM_TIMEOUT`: the endpoint's or the source's timeout elapsed.
+    UpstreamTimeout(String),
+}
+
+impl Refusal {
+    /// The status it is answered with.
+    pub(crate) fn status(&self) -> StatusCode {
+        match self {
+            Self::BadRequest(_) => StatusCode::BAD_REQUEST,
+            Self::Session { .. } => StatusCode::FORBIDDEN,
+            Self::NotInRoutes(_) => StatusCode::NOT_FOUND,
+            Self::MethodNotAllowed(_) => StatusCode::METHOD_NOT_ALLOWED,
+            Self::RequestTimeout(_) => StatusCode::REQUEST_TIMEOUT,
+            Self::PayloadTooLarge(_) => StatusCode::PAYLOAD_TOO_LARGE,
+            Self::UnsupportedMediaType(_) => StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            Self::UpstreamUnreachable(_) => StatusCode::BAD_GATEWAY,
+            Self::UpstreamTimeout(_) => StatusCode::GATEWAY_TIMEOUT,
+        }
+    }
+
+    /// Its stable code, the body's `error.code`.
+    pub(crate) fn code(&self) -> &'static str {
+        match self {
+            Self::BadRequest(_) => "BAD_REQUEST",
+            Self::Session { code, .. } => code,
+            Self::NotInRoutes(_) => "ENDPOINT_NOT_IN_ROUTES",
+            Self::MethodNotAllowed(_) => "METHOD_NOT_ALLOWED",
+            Self::RequestTimeout(_) => "REQUEST_TIMEOUT",
+            Self::PayloadTooLarge(_) => "PAYLOAD_TOO_LARGE",
+            Self::UnsupportedMediaType(_) => "UNSUPPORTED_MEDIA_TYPE",
+            Self::UpstreamUnreachable(_) => "UPSTREAM_UNREACHABLE",
+            Self::UpstreamTimeout(_) => "UPSTREAM_TIMEOUT",
+        }
+    }
+
+    /// What it says, the body's `error.message`.
+    pub(crate) fn message(&self) -> &str {
+        match self {
+            Self::Session { message, .. }
+            | Self::BadRequest(message)
+            | Self::NotInRoutes(message)
+            | Self::MethodNotAllowed(message)
+            | Self::RequestTimeout(message)
+            | Self::PayloadTooLarge(message)
+            | Self::UnsupportedMediaType(message)
+            | Self::UpstreamUnreachable(message)
+            | Self::UpstreamTimeout(message) => message,
+        }
+    }
+}
+
+impl IntoResponse for Refusal {
+    fn into_response(self) -> Response {
+        let body = json!({ "error": { "code": self.code(), "message": self.message() } });
+        (self.status(), Json(body)).into_response()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn a_refusal_is_its_status_and_code_in_json() {
+        let response = Refusal::PayloadTooLarge("over 10 bytes".into()).into_response();
+        assert_eq!(response.status(), StatusCode::PAYLOAD_TOO_LARGE);
+        let body = axum::body::to_bytes(response.into_body(), 1024)
+            .await
+            .unwrap();
+        assert_eq!(
+            body,
+            r#"{"error":{"code":"PAYLOAD_TOO_LARGE","message":"over 10 bytes"}}"#
+        );
+        let session = Refusal::Session {
+            code: "CSRF_CHECK_FAILED",
+            message: "no token".into(),
+        };
+        assert_eq!(
+            (session.status(), session.code()),
+            (StatusCode::FORBIDDEN, "CSRF_CHECK_FAILED")
+        );
+    }
+}

@@ -1,0 +1,447 @@
+//! Channels at the `ws` path: the handshake's checks, the hello frame, and the socket joined to
+//! the channel's hub (implemented) or to the upstream's socket (remote).
+
+use crate::address::{address, only_get, source_of};
+use crate::frame::{self, Hello};
+use crate::refusal::Refusal;
+use crate::wire::WireQuery;
+use crate::{call, Proxy};
+use axum::extract::ws::{CloseFrame, Message, WebSocket, WebSocketUpgrade};
+use axum::extract::State;
+use axum::response::Response;
+use courier_core::live::{JoinOptions, Outbound};
+use courier_core::{ApiDef, ChannelSource, EndpointDef, ResolvedEndpoint};
+use futures_util::StreamExt;
+use serde_json::Value;
+use std::sync::Arc;
+use std::time::Duration;
+
+pub(crate) async fn serve_channel(
+    State(live): State<Arc<Proxy>>,
+    WireQuery(query): WireQuery,
+    request: axum::http::Request<axum::body::Body>,
+) -> Result<Response, Refusal> {
+    use axum::extract::FromRequestParts;
+    only_get(&request, "a channel's handshake")?;
+    let (api, endpoint, variables) = address(&live, &query)?;
+    let (mut parts, _) = request.into_parts();
+    check_socket_origin(&api, &endpoint, &parts)?;
+    let upgrade = WebSocketUpgrade::from_request_parts(&mut parts, &())
+        .await
+        .map_err(|e| Refusal::BadRequest(format!("not a WebSocket handshake: {e}")))?
+        .max_message_size(live.max_message_size)
+        .max_frame_size(live.max_message_size);
+    let remote = match endpoint.definition() {
+        EndpointDef::Channel(channel) => !matches!(channel.source(), ChannelSource::Implemented(_)),
+        _ => {
+            return Err(Refusal::NotInRoutes(format!(
+                "`{}` is not a channel",
+                endpoint.path()
+            )))
+        }
+    };
+    let announced = query.get("_h").is_some_and(|v| v == "1");
+    if remote {
+        let Some(client) = live.clients.get(source_of(&query)).cloned() else {
+            return Err(Refusal::NotInRoutes("no such source".to_owned()));
+        };
+        let (options, served, allow) = call::upstream_options(&api, &endpoint, &variables, parts);
+        let shutdown = live.shutdown.clone();
+        return Ok(upgrade.on_upgrade(move |mut socket| {
+            shutdown.clone().track(async move {
+                let Some(hello) = read_hello(&mut socket, announced).await else {
+                    return;
+                };
+                let upstream = Upstream {
+                    client,
+                    endpoint,
+                    variables,
+                    options,
+                    served,
+                    allow,
+                };
+                proxy_socket(socket, upstream, hello, shutdown.token().clone()).await;
+            })
+        }));
+    }
+    let buffer = live.buffer;
+    let shutdown = live.shutdown.clone();
+    // The member's handlers run on this socket's task while serving the browser's request:
+    // calls `on_join` and `on_message` make carry that user's session and forwarded headers.
+    let served = call::served_request(&parts);
+    Ok(upgrade.on_upgrade(move |mut socket| {
+        shutdown.clone().track(served.scope(async move {
+            let Some(hello) = read_hello(&mut socket, announced).await else {
+                return;
+            };
+            let stop = shutdown.token().clone();
+            run_socket(socket, api, endpoint, variables, buffer, hello, stop).await;
+        }))
+    }))
+}
+
+/// Refuses a socket's handshake that another site's page made, for a channel that carries the
+/// session (its source has `session`, the endpoint does not opt out): browsers apply no
+/// same-origin rule to WebSockets, so without this a page of any site could open the channel
+/// with the user's cookies, read what comes and send what it likes. The handshake's `Origin`
+/// must be the proxy's own or trusted ([`SessionLayer::check_handshake`]); nothing is opened
+/// otherwise, upstream or in the hub.
+///
+/// [`SessionLayer::check_handshake`]: courier_layers::session::SessionLayer::check_handshake
+fn check_socket_origin(
+    api: &ApiDef,
+    endpoint: &ResolvedEndpoint,
+    parts: &http::request::Parts,
+) -> Result<(), Refusal> {
+    let Some(session) = &api.options().session else {
+        return Ok(());
+    };
+    if endpoint.meta().session_mode() == courier_core::SessionMode::Off {
+        return Ok(());
+    }
+    courier_layers::session::SessionLayer::new(session.clone())
+        .check_handshake(&call::served_request(parts))
+        .map_err(|refused| Refusal::Session {
+            code: refused.reason().code(),
+            message: refused.to_string(),
+        })
+}
+
+/// Reads the hello frame a handshake announced (`_h=1`), waiting up to [`HELLO_WAIT`];
+/// without the announcement nothing is read. `None` when the socket ended or its first frame
+/// was not JSON (closed with 1003).
+async fn read_hello(socket: &mut WebSocket, announced: bool) -> Option<Hello> {
+    if !announced {
+        return Some(Hello::default());
+    }
+    match tokio::time::timeout(HELLO_WAIT, socket.recv()).await {
+        Err(_elapsed) => Some(Hello::default()),
+        Ok(Some(Ok(Message::Text(text)))) => match frame::first_frame(text.as_str()) {
+            Ok(hello) => Some(hello),
+            Err(frame::NotJson) => {
+                let _ = socket.send(close(1003, "a message is JSON text")).await;
+                None
+            }
+        },
+        Ok(Some(Ok(Message::Close(_)))) | Ok(None) | Ok(Some(Err(_))) => None,
+        Ok(Some(Ok(_))) => Some(Hello::default()),
+    }
+}
+
+/// A channel another process serves, as the proxy reaches it: the source's client, the
+/// endpoint, the variables, the handshake's options and the allow-list rules.
+struct Upstream {
+    client: courier_client::Client,
+    endpoint: Arc<ResolvedEndpoint>,
+    variables: Value,
+    options: courier_core::CallOptions,
+    served: courier_core::context::ServedRequest,
+    allow: courier_layers::allow_headers::AllowHeadersLayer,
+}
+
+/// How long the proxy waits for an announced hello frame before it goes on without it.
+const HELLO_WAIT: Duration = Duration::from_secs(2);
+
+/// A channel another process serves, through the source's channel client: the hello's
+/// `headers` (allow-listed names only) join the upstream handshake and its `auth` goes in the
+/// upstream socket's own first frame; then messages are pumped both ways, and the upstream's
+/// close is passed on.
+async fn proxy_socket(
+    mut socket: WebSocket,
+    upstream: Upstream,
+    hello: Hello,
+    stop: courier_core::CancellationToken,
+) {
+    let Upstream {
+        client,
+        endpoint,
+        variables,
+        mut options,
+        served,
+        allow,
+    } = upstream;
+    let path = endpoint.path().to_owned();
+    // The hello's headers cross as the handshake's would: allow-listed names only, and never
+    // over a header the source or the endpoint's `.via()` sets.
+    let mut headers = http::HeaderMap::new();
+    for (name, value) in hello.headers.iter().flatten() {
+        let (Ok(name), Some(Ok(value))) = (
+            http::HeaderName::try_from(name.as_str()),
+            value.as_str().map(http::HeaderValue::try_from),
+        ) else {
+            continue;
+        };
+        headers.append(name, value);
+    }
+    allow.filter_request(&mut headers, Some(endpoint.meta()));
+    for (name, value) in &headers {
+        options = options.header(name.clone(), value.clone());
+    }
+    options = options.context(served.relaying(headers.keys().cloned()));
+    let pending = hello.pending;
+    let mut ws = client.ws_options().clone();
+    if let Some(auth) = hello.auth {
+        ws.auth = Some(courier_core::WsAuth::Params(auth));
+    }
+    let mut upstream = match client
+        .channel_with(&path, variables, Some(&options), ws)
+        .await
+    {
+        Ok(upstream) => upstream,
+        Err(e) => {
+            let _ = socket
+                .send(close(1011, format!("the upstream refused: {e}")))
+                .await;
+            return;
+        }
+    };
+    if let Some(message) = pending {
+        if let Err(e) = upstream.send(message) {
+            let _ = socket.send(close(1008, e.to_string())).await;
+            return;
+        }
+    }
+    pump(&mut socket, &mut Remote(&mut upstream), &stop).await;
+    upstream.close();
+}
+
+/// What the far end of a browser's socket says next.
+enum Out {
+    /// A message for the browser.
+    Message(Value),
+    /// Close the browser's socket with this code and reason: the channel is over.
+    Close(u16, String),
+    /// The far end is gone, with nothing to say.
+    Gone,
+}
+
+/// The far end of a browser's socket: the channel's hub for a channel served here
+/// ([`Implemented`]), the upstream's socket for one another process serves ([`Remote`]).
+trait FarEnd {
+    /// What to hand the browser next.
+    fn next(&mut self) -> impl std::future::Future<Output = Out> + Send;
+    /// Takes a message the browser sent; an `Err` is the close frame that ends the socket.
+    fn take(
+        &mut self,
+        message: Value,
+    ) -> impl std::future::Future<Output = Result<(), Message>> + Send;
+}
+
+/// Pumps a browser's socket against its far end until either side ends or the proxy stops:
+/// the far end's messages and close to the browser; the browser's messages, by the channel
+/// rules of [`Inbound`], to the far end; heartbeats answered here.
+async fn pump(
+    socket: &mut WebSocket,
+    far: &mut impl FarEnd,
+    stop: &courier_core::CancellationToken,
+) {
+    loop {
+        tokio::select! {
+            () = stop.cancelled() => {
+                let _ = socket.send(going_away()).await;
+                break;
+            }
+            out = far.next() => match out {
+                Out::Message(message) => {
+                    if socket.send(Message::Text(message.to_string().into())).await.is_err() {
+                        break;
+                    }
+                }
+                Out::Close(code, reason) => {
+                    let _ = socket.send(close(code, reason)).await;
+                    break;
+                }
+                Out::Gone => break,
+            },
+            received = socket.recv() => {
+                let message = match inbound(received) {
+                    Inbound::Message(message) => message,
+                    Inbound::Skip => continue,
+                    Inbound::Ping => {
+                        if socket.send(Message::Text(frame::PONG.into())).await.is_err() {
+                            break;
+                        }
+                        continue;
+                    }
+                    Inbound::End(close) => {
+                        end(socket, close).await;
+                        break;
+                    }
+                };
+                if let Err(close) = far.take(message).await {
+                    let _ = socket.send(close).await;
+                    break;
+                }
+            }
+        }
+    }
+}
+
+/// The upstream's socket, through the source's channel client: its close code and reason are
+/// passed on; a message it cannot take closes the browser's socket with 1008.
+struct Remote<'a>(&'a mut courier_client::ws::Connection<Value, Value>);
+
+impl FarEnd for Remote<'_> {
+    async fn next(&mut self) -> Out {
+        match self.0.next().await {
+            Some(Ok(message)) => Out::Message(message),
+            Some(Err(e)) => {
+                let (code, reason) = e
+                    .close()
+                    .map_or((1011, e.to_string()), |c| (c.code, c.reason.clone()));
+                Out::Close(code, reason)
+            }
+            None => Out::Close(1000, "the channel ended".to_owned()),
+        }
+    }
+
+    async fn take(&mut self, message: Value) -> Result<(), Message> {
+        self.0.send(message).map_err(|e| close(1008, e.to_string()))
+    }
+}
+
+/// A subscriber joined to the channel's hub: a first frame that is a hello is skipped; a
+/// message on a push-only channel closes with 1008; a handler's error is logged.
+struct Implemented<'a> {
+    member: &'a mut courier_core::live::Member,
+    endpoint: &'a str,
+    /// No frame has come yet.
+    first: bool,
+}
+
+impl FarEnd for Implemented<'_> {
+    async fn next(&mut self) -> Out {
+        match self.member.recv().await {
+            Some(Outbound::Message { data }) => Out::Message(data),
+            Some(Outbound::Close { code, reason }) => Out::Close(code, reason),
+            None => Out::Gone,
+        }
+    }
+
+    async fn take(&mut self, message: Value) -> Result<(), Message> {
+        if std::mem::take(&mut self.first) && frame::is_hello(&message) {
+            return Ok(());
+        }
+        if !self.member.accepts_messages() {
+            return Err(close(1008, "this channel takes no messages"));
+        }
+        if let Err(e) = self.member.send(message).await {
+            tracing::warn!(endpoint = %self.endpoint, error = %e, "a channel's on_message failed");
+        }
+        Ok(())
+    }
+}
+
+/// The close frame of a proxy shutting down: 1001, after which a client reconnects.
+fn going_away() -> Message {
+    close(1001, "the server is going away")
+}
+
+fn close(code: u16, reason: impl Into<String>) -> Message {
+    Message::Close(Some(CloseFrame {
+        code,
+        reason: reason.into().into(),
+    }))
+}
+
+/// A browser's frame on a channel's socket, by the channel rules: a message is JSON text, or
+/// binary holding it; anything else closes the socket with 1003, a frame over the size limit
+/// with 1009.
+enum Inbound {
+    Message(Value),
+    /// A browser caller's heartbeat (`frame::is_ping`), which the proxy answers itself.
+    Ping,
+    /// A ping, a pong: nothing to hand on.
+    Skip,
+    /// The socket is done: closed by the browser, broken, or to be closed with this frame.
+    End(Option<Message>),
+}
+
+/// Sends the close frame `inbound` asked for, if any, before the loop ends.
+async fn end(socket: &mut WebSocket, close: Option<Message>) {
+    if let Some(close) = close {
+        let _ = socket.send(close).await;
+    }
+}
+
+/// What the frame a socket's read gave is, by the rules of [`Inbound`].
+fn inbound(received: Option<Result<Message, axum::Error>>) -> Inbound {
+    let parsed = match received {
+        Some(Ok(Message::Text(text))) => frame::message(text.as_bytes()),
+        Some(Ok(Message::Binary(bytes))) => frame::message(&bytes),
+        Some(Err(e)) if is_too_large(&e) => {
+            return Inbound::End(Some(close(1009, "a message is over the size limit")))
+        }
+        Some(Err(_)) | Some(Ok(Message::Close(_))) | None => return Inbound::End(None),
+        Some(Ok(_)) => return Inbound::Skip,
+    };
+    match parsed {
+        Ok(message) if frame::is_ping(&message) => Inbound::Ping,
+        Ok(message) => Inbound::Message(message),
+        Err(frame::NotJson) => Inbound::End(Some(close(1003, "a message is JSON text"))),
+    }
+}
+
+/// Whether a socket's read failed on a message or frame over the size limit.
+fn is_too_large(error: &axum::Error) -> bool {
+    use std::error::Error as _;
+    use tokio_tungstenite::tungstenite::Error;
+    error
+        .source()
+        .and_then(|source| source.downcast_ref::<Error>())
+        .is_some_and(|error| matches!(error, Error::Capacity(_)))
+}
+
+/// One subscriber's socket, joined to the channel's hub until either side ends.
+async fn run_socket(
+    mut socket: WebSocket,
+    api: ApiDef,
+    endpoint: Arc<ResolvedEndpoint>,
+    variables: Value,
+    buffer: usize,
+    hello: Hello,
+    stop: courier_core::CancellationToken,
+) {
+    let Some(channel) = endpoint.definition().as_channel() else {
+        return;
+    };
+    let mut options = JoinOptions::default().buffer(buffer);
+    if let Some(auth) = hello.auth {
+        options = options.auth(auth);
+    }
+    let mut member = match api
+        .hub()
+        .join(endpoint.path(), channel, variables, options)
+        .await
+    {
+        Ok(member) => member,
+        Err(e) => {
+            let _ = socket.send(close(1008, e.to_string())).await;
+            return;
+        }
+    };
+    let mut first = true;
+    if let Some(message) = hello.pending {
+        // The announced first frame was a message after all.
+        first = false;
+        if !member.accepts_messages() {
+            let _ = socket
+                .send(close(1008, "this channel takes no messages"))
+                .await;
+            let _ = member.leave().await;
+            return;
+        }
+        if let Err(e) = member.send(message).await {
+            tracing::warn!(endpoint = %endpoint.path(), error = %e, "a channel's on_message failed");
+        }
+    }
+    let mut hub = Implemented {
+        member: &mut member,
+        endpoint: endpoint.path(),
+        first,
+    };
+    pump(&mut socket, &mut hub, &stop).await;
+    if let Err(e) = member.leave().await {
+        tracing::warn!(endpoint = %endpoint.path(), error = %e, "a channel's on_leave failed");
+    }
+}
