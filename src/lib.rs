@@ -53,17 +53,20 @@ pub use courier_client::{
     NetworkErrorKind, Transport, TransportCache, TransportError,
 };
 
-/// The cross-cutting behaviours as tower layers, each usable alone: coalescing,
-/// cancel-previous, session, forwarding, timeout, retry, auth, call logging, and the server-side
-/// context layer.
+// The modules below are inlined so that `cargo doc -p courier` has their pages: a user of
+// `courier` reads `courier::server::Proxy`, not a link to another crate's docs.
+
+#[doc(inline)]
 pub use courier_layers as layers;
 
+#[doc(inline)]
 pub use courier_client::{sse, ws};
 
-/// The proxy caller: the typed views over an app server's proxy route.
+#[doc(inline)]
 pub use courier_client::proxy;
 pub use courier_client::proxy::ProxyCaller;
 
+#[doc(inline)]
 pub use courier_server as server;
 
 /// The typed API: `Api<T>` is a built source of shape `T`; `#[derive(Api)]` implements `T`.

@@ -67,7 +67,7 @@ pub use crate::response::{BodyStream, DecodeError, FromResponse, ResponseBody};
 pub use crate::transport::{
     ClientIdentity, Dispatcher, Fetch, HttpFuture, HttpService, Middleware, TransportOptions,
 };
-pub use crate::tree::api::{ApiBuilder, ApiDef, ResponseParser, SourceOptions};
+pub use crate::tree::api::{ApiBuilder, ApiDef};
 pub use crate::tree::endpoint::{
     ChannelEndpoint, ChannelHandler, ChannelHandlers, ChannelRequest, ChannelSource, EndpointDef,
     EndpointOptions, Event, EventStream, HttpAddress, HttpEndpoint, Kind, MessageStream, Peer,
@@ -77,6 +77,7 @@ pub use crate::tree::endpoint::{
 pub use crate::tree::group::GroupDef;
 pub use crate::tree::path_options::{resolve_path_options, BoxFuture, PathOptions};
 pub use crate::tree::resolve::{ResolvedEndpoint, ResolvedGroup};
+pub use crate::tree::source::{ResponseParser, SourceOptions};
 pub use crate::validate::{RESERVED_ENDPOINT_NAMES, RESERVED_GROUP_NAMES};
 /// The cancellation signal of sources and calls (the spec's `signal`), from tokio-util.
 pub use tokio_util::sync::CancellationToken;

@@ -5,7 +5,7 @@
 //! finds none (a request built by hand, a stack on a bare hyper client) falls back to what the
 //! request's method says and to its own configuration, so every layer works alone too.
 
-use crate::call::CallOptions;
+use crate::call::options::CallOptions;
 use crate::options::SessionMode;
 use crate::tree::endpoint::{Kind, Retry};
 use http::HeaderName;

@@ -1,7 +1,7 @@
 //! courier's serving side: the proxy route a browser (or a `ProxyCaller`) calls an API through,
 //! and the streams and channels this process implements (`.implement()`).
 //!
-//! [`Proxy`] registers sources by name and builds an axum [`Router`] — itself a
+//! [`Proxy`] registers sources by name and builds an axum [`Router`](axum::Router) — itself a
 //! `tower::Service<http::Request<_>>`, to nest in an app's router or serve alone — with three
 //! paths: HTTP calls (`/api/request`), streams over server-sent events (`/api/sse`) and
 //! channels over WebSocket (no default path: [`Proxy::ws_path`]). A request addresses an

@@ -1,5 +1,6 @@
 //! [`ProxyCaller`] and its builder.
 
+use super::hooks::{Hooks, Success};
 use super::route::{Route, RouteSettings};
 use crate::caller::{Client, ClientBuilder};
 use crate::error::Error;
@@ -8,8 +9,7 @@ use courier_core::config::ProxyPaths;
 use courier_core::routes::Routes;
 use courier_core::typed::{Api, ApiSpec};
 use courier_core::{ApiDef, ConfigurationError, ErrorCode, WsOptions};
-use http::{HeaderMap, HeaderName, HeaderValue, StatusCode};
-use std::any::Any;
+use http::{HeaderMap, HeaderName, HeaderValue};
 use std::collections::HashSet;
 use std::fmt;
 use std::marker::PhantomData;
@@ -33,39 +33,6 @@ pub enum Credentials {
     Include,
     /// No cookies are kept or sent.
     Omit,
-}
-
-/// A successful call, as [`ProxyCallerBuilder::on_success`] sees it.
-#[non_exhaustive]
-pub struct Success<'a> {
-    /// The endpoint's dotted path.
-    pub endpoint: &'a str,
-    /// The response's status.
-    pub status: StatusCode,
-    /// The response's headers.
-    pub headers: &'a HeaderMap,
-    /// The value the call resolves to (the typed view's response type; `serde_json::Value` for
-    /// [`Client::call`]): `downcast_ref` it.
-    pub data: &'a (dyn Any + Send),
-}
-
-impl fmt::Debug for Success<'_> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Success")
-            .field("endpoint", &self.endpoint)
-            .field("status", &self.status)
-            .finish_non_exhaustive()
-    }
-}
-
-type OnError = Arc<dyn Fn(&Error) + Send + Sync>;
-type OnSuccess = Arc<dyn Fn(&Success<'_>) + Send + Sync>;
-
-/// The caller's `on_error` and `on_success`.
-#[derive(Clone, Default)]
-pub(crate) struct Hooks {
-    pub(crate) on_error: Option<OnError>,
-    pub(crate) on_success: Option<OnSuccess>,
 }
 
 /// A typed client for an API of shape `A` that calls through an app server's proxy route: the

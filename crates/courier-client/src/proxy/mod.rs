@@ -70,9 +70,11 @@
 
 mod caller;
 mod cookies;
+mod hooks;
 mod route;
 
-pub use self::caller::{Credentials, ProxyCaller, ProxyCallerBuilder, ProxyPath, Success};
+pub use self::caller::{Credentials, ProxyCaller, ProxyCallerBuilder, ProxyPath};
+pub use self::hooks::Success;
 pub(crate) use self::route::{not_serializable, Route};
 
 /// The longest address a read is sent as GET with; a longer one goes as POST (the

@@ -1,8 +1,8 @@
 //! What a [`Client`](crate::Client) in proxy mode knows and does differently from a direct
 //! one: where each call goes and how it is written on the wire.
 
-use super::caller::{Hooks, Success};
 use super::cookies::Jar;
+use super::hooks::{Hooks, Success};
 use super::MAX_GET_ADDRESS;
 use crate::error::Error;
 use courier_core::encode::Variables;

@@ -5,6 +5,7 @@ pub(crate) mod endpoint;
 pub(crate) mod group;
 pub(crate) mod path_options;
 pub(crate) mod resolve;
+pub(crate) mod source;
 
 #[cfg(test)]
 mod tests;

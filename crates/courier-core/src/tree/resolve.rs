@@ -10,10 +10,10 @@
 //!   else the source.
 //! - **Transport** (rule 6): each setting from the nearest group that sets it, over the source's.
 
-use super::api::{check_transport, SourceOptions};
 use super::endpoint::{EndpointDef, HttpAddress, Kind, Retry};
 use super::group::GroupDef;
 use super::path_options::PathOptions;
+use super::source::{check_transport, SourceOptions};
 use crate::encode::{join_path, PathTemplate};
 use crate::error::{ConfigurationError, ErrorCode};
 use crate::meta::EndpointMeta;

@@ -1,0 +1,200 @@
+//! [`CallOptions`]: what one call carries besides its variables, set with `.with(...)`.
+
+use crate::context::ServedRequest;
+use crate::transport::{Dispatcher, Fetch, TransportOptions};
+use http::{HeaderMap, HeaderName, HeaderValue, Method};
+use std::sync::Arc;
+use std::time::Duration;
+use tokio_util::sync::CancellationToken;
+
+/// Options for one call, set with `.with(...)` on a typed view (the spec's `CallOptions`).
+///
+/// Each set option wins over the endpoint's and the source's; `.with()` twice merges, the later
+/// call's options winning.
+///
+/// ```
+/// use courier_core::CallOptions;
+/// use std::time::Duration;
+///
+/// let opts = CallOptions::new().timeout(Duration::from_millis(200)).coalesce(false);
+/// assert_eq!(opts.timeout_value(), Some(Duration::from_millis(200)));
+/// ```
+#[derive(Clone, Debug, Default)]
+#[must_use]
+pub struct CallOptions {
+    timeout: Option<Duration>,
+    method: Option<Method>,
+    coalesce: Option<bool>,
+    headers: HeaderMap,
+    signal: Option<CancellationToken>,
+    pub(super) transport: TransportOptions,
+    upload_progress: Option<UploadProgress>,
+    context: Option<ServedRequest>,
+}
+
+type ProgressFn = dyn Fn(Progress) + Send + Sync;
+
+/// How far an upload has got: bytes handed to the connection so far, the total when the body's
+/// size is known, and the fraction `0.0..=1.0`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Progress {
+    /// Bytes of the body read by the connection so far.
+    pub loaded: u64,
+    /// The body's size, when known.
+    pub total: Option<u64>,
+    /// `loaded / total`, or `0.0` until the end when the size is unknown; `1.0` at the end.
+    pub percent: f64,
+}
+
+/// A callback told of an upload's progress (the spec's `onUploadProgress`).
+#[derive(Clone)]
+pub struct UploadProgress(Arc<ProgressFn>);
+
+impl UploadProgress {
+    /// Wraps a callback.
+    pub fn new(f: impl Fn(Progress) + Send + Sync + 'static) -> Self {
+        Self(Arc::new(f))
+    }
+
+    /// Reports progress.
+    pub fn report(&self, progress: Progress) {
+        (self.0)(progress)
+    }
+}
+
+impl std::fmt::Debug for UploadProgress {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("UploadProgress(..)")
+    }
+}
+
+impl CallOptions {
+    /// No options set.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Bounds each attempt of this call.
+    pub fn timeout(mut self, timeout: Duration) -> Self {
+        self.timeout = Some(timeout);
+        self
+    }
+
+    /// Forces the verb the proxy caller uses (GET or POST).
+    pub fn method(mut self, method: Method) -> Self {
+        self.method = Some(method);
+        self
+    }
+
+    /// Turns coalescing on or off for this call.
+    pub fn coalesce(mut self, coalesce: bool) -> Self {
+        self.coalesce = Some(coalesce);
+        self
+    }
+
+    /// Adds a header to this call.
+    pub fn header(mut self, name: HeaderName, value: HeaderValue) -> Self {
+        self.headers.append(name, value);
+        self
+    }
+
+    /// Aborts this call when `signal` is cancelled (the spec's `signal`).
+    pub fn signal(mut self, signal: CancellationToken) -> Self {
+        self.signal = Some(signal);
+        self
+    }
+
+    /// A replacement transport for this call, over the endpoint's groups and source (address
+    /// rule 6).
+    pub fn fetch(mut self, fetch: Fetch) -> Self {
+        self.transport.fetch = Some(fetch);
+        self
+    }
+
+    /// How this call's connection is made, over the endpoint's groups and source.
+    pub fn dispatcher(mut self, dispatcher: Dispatcher) -> Self {
+        self.transport.dispatcher = Some(dispatcher);
+        self
+    }
+
+    /// Reports the upload's progress as the connection reads the body, ending at `1.0` before
+    /// the call resolves (the spec's `onUploadProgress`).
+    pub fn on_upload_progress(mut self, f: impl Fn(Progress) + Send + Sync + 'static) -> Self {
+        self.upload_progress = Some(UploadProgress::new(f));
+        self
+    }
+
+    /// The served request this call is made for, when it is made outside the server's own scope
+    /// (the spec's per-call `Context`): its session and forwarded headers go with the call as if
+    /// the server were serving it here. Within a handler wrapped in the server's context layer
+    /// there is no need: the served request is found on its own.
+    pub fn context(mut self, served: ServedRequest) -> Self {
+        self.context = Some(served);
+        self
+    }
+
+    /// The explicit served-request context, if set.
+    pub fn context_value(&self) -> Option<&ServedRequest> {
+        self.context.as_ref()
+    }
+
+    /// The upload progress callback, if set.
+    pub fn upload_progress(&self) -> Option<&UploadProgress> {
+        self.upload_progress.as_ref()
+    }
+
+    /// The timeout, if set.
+    pub fn timeout_value(&self) -> Option<Duration> {
+        self.timeout
+    }
+
+    /// The forced verb, if set.
+    pub fn method_value(&self) -> Option<&Method> {
+        self.method.as_ref()
+    }
+
+    /// The coalescing setting, if set.
+    pub fn coalesce_value(&self) -> Option<bool> {
+        self.coalesce
+    }
+
+    /// The call's own headers.
+    pub fn headers(&self) -> &HeaderMap {
+        &self.headers
+    }
+
+    /// The call's cancellation signal, if set.
+    pub fn signal_value(&self) -> Option<&CancellationToken> {
+        self.signal.as_ref()
+    }
+
+    /// The call's own transport settings.
+    pub fn transport(&self) -> &TransportOptions {
+        &self.transport
+    }
+
+    /// `self` with every option `later` sets replaced by `later`'s; headers of `later` replace
+    /// those of the same name.
+    pub fn merged(&self, later: &CallOptions) -> CallOptions {
+        let mut headers = self.headers.clone();
+        for name in later.headers.keys() {
+            headers.remove(name);
+        }
+        for (name, value) in &later.headers {
+            headers.append(name.clone(), value.clone());
+        }
+        CallOptions {
+            timeout: later.timeout.or(self.timeout),
+            method: later.method.clone().or_else(|| self.method.clone()),
+            coalesce: later.coalesce.or(self.coalesce),
+            headers,
+            signal: later.signal.clone().or_else(|| self.signal.clone()),
+            transport: later.transport.over(&self.transport),
+            upload_progress: later
+                .upload_progress
+                .clone()
+                .or_else(|| self.upload_progress.clone()),
+            context: later.context.clone().or_else(|| self.context.clone()),
+        }
+    }
+}

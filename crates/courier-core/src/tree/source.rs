@@ -1,0 +1,132 @@
+//! A source's own options ([`SourceOptions`], the spec's `BaseOptions`), its response parser,
+//! and the check of a transport's settings that sources and groups share.
+
+use super::path_options::PathOptions;
+use crate::body::BoxError;
+use crate::encode::{BodySerializer, DefaultSearchParams, SearchParamsSerializer};
+use crate::error::{ConfigurationError, ErrorCode};
+use crate::options::{ForwardOptions, ResponseType, SessionOptions};
+use crate::transport::{Middleware, TransportOptions};
+use bytes::Bytes;
+use http::{HeaderMap, HeaderName, Uri};
+use serde_json::{Map, Value};
+use std::fmt;
+use std::sync::Arc;
+use std::time::Duration;
+use tokio_util::sync::CancellationToken;
+
+type ParseFn = dyn Fn(&http::response::Parts, Bytes) -> Result<Value, BoxError> + Send + Sync;
+
+/// A custom response parser (the spec's `responseParser`); overrides the response type.
+#[derive(Clone)]
+pub struct ResponseParser(Arc<ParseFn>);
+
+impl ResponseParser {
+    /// Wraps a parser of a buffered response.
+    pub fn new<F>(f: F) -> Self
+    where
+        F: Fn(&http::response::Parts, Bytes) -> Result<Value, BoxError> + Send + Sync + 'static,
+    {
+        Self(Arc::new(f))
+    }
+
+    /// Parses one response.
+    pub fn parse(&self, parts: &http::response::Parts, body: Bytes) -> Result<Value, BoxError> {
+        (self.0)(parts, body)
+    }
+}
+
+impl fmt::Debug for ResponseParser {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("ResponseParser(..)")
+    }
+}
+
+/// A source's options, every field of the spec's `BaseOptions` table; read them on a built
+/// [`ApiDef`](crate::ApiDef) with [`ApiDef::options`](crate::ApiDef::options).
+#[derive(Clone, Debug)]
+#[non_exhaustive]
+pub struct SourceOptions {
+    /// The prefix of every request of the source.
+    pub base_url: Option<Uri>,
+    /// How response bodies are parsed. Default JSON.
+    pub response_type: ResponseType,
+    /// A custom parser, over `response_type`.
+    pub response_parser: Option<ResponseParser>,
+    /// Merged into every POST, PUT and PATCH body.
+    pub default_body: Map<String, Value>,
+    /// Merged into the search parameters of every request.
+    pub default_query_params: Map<String, Value>,
+    /// Extra header names the proxy carries for every endpoint, both ways.
+    pub allowed_headers: Vec<HeaderName>,
+    /// A custom body encoder.
+    pub body_serializer: Option<Arc<dyn BodySerializer>>,
+    /// The search-parameter encoder and decoder.
+    pub search_params_serializer: Arc<dyn SearchParamsSerializer>,
+    /// Whether identical in-flight reads share one call. Default true.
+    pub coalesce: bool,
+    /// Dotted paths of reads that a newer call cancels while in flight.
+    pub cancel_previous: Vec<String>,
+    /// Layers applied to every request, outermost first.
+    pub middleware: Vec<Middleware>,
+    /// Values for path parameters, resolved before every group's.
+    pub path_options: Option<PathOptions>,
+    /// Bounds each upstream attempt, under an endpoint's and a call's own.
+    pub timeout: Option<Duration>,
+    /// Headers always sent.
+    pub headers: HeaderMap,
+    /// How the user's session is kept.
+    pub session: Option<SessionOptions>,
+    /// What a call made while serving a request carries from it.
+    pub forward: Option<ForwardOptions>,
+    /// Whether the source's endpoints are exposed to the proxy unless a group or endpoint says
+    /// otherwise. Default false.
+    pub expose: bool,
+    /// The source's transport settings.
+    pub transport: TransportOptions,
+    /// Aborts every call of the source when cancelled (the spec's `signal`); a call's own signal
+    /// aborts that call alone.
+    pub signal: Option<CancellationToken>,
+}
+
+impl Default for SourceOptions {
+    fn default() -> Self {
+        Self {
+            base_url: None,
+            response_type: ResponseType::Json,
+            response_parser: None,
+            default_body: Map::new(),
+            default_query_params: Map::new(),
+            allowed_headers: Vec::new(),
+            body_serializer: None,
+            search_params_serializer: Arc::new(DefaultSearchParams),
+            coalesce: true,
+            cancel_previous: Vec::new(),
+            middleware: Vec::new(),
+            path_options: None,
+            timeout: None,
+            headers: HeaderMap::new(),
+            session: None,
+            forward: None,
+            expose: false,
+            transport: TransportOptions::default(),
+            signal: None,
+        }
+    }
+}
+
+pub(crate) fn check_transport(
+    transport: &TransportOptions,
+    path: &str,
+) -> Result<(), ConfigurationError> {
+    if let Some(proxy) = transport.dispatcher.as_ref().and_then(|d| d.proxy.as_ref()) {
+        if !matches!(proxy.scheme_str(), Some("http" | "https")) || proxy.host().is_none() {
+            return Err(ConfigurationError::new(
+                ErrorCode::SourceTransportInvalid,
+                format!("the proxy `{proxy}` must be an http:// or https:// URL with a host"),
+            )
+            .at(format!("{path}.proxy")));
+        }
+    }
+    Ok(())
+}
