@@ -56,9 +56,11 @@
 //!
 //! # Choices this crate makes
 //!
-//! - **Timeouts** bound the whole call, the response body included; the call's own timeout
-//!   wins over the endpoint's, which wins over the source's. A timeout is
-//!   [`Error::is_timeout`], never a network error.
+//! - **Timeouts** bound each attempt (`TimeoutLayer` sits inside `RetryLayer`: a retried call
+//!   may take up to its attempts times the timeout, plus the waits between them), and then the
+//!   reading of the response body, by the same length again. The call's own timeout wins over
+//!   the endpoint's, which wins over the source's. A timeout is [`Error::is_timeout`], never a
+//!   network error.
 //! - **Cancellation**: a call ends as soon as its own `signal` or its source's is cancelled
 //!   ([`Error::is_cancelled`]); an already-cancelled signal sends nothing.
 //! - **Status 0**: when no response came (refused, reset, DNS, TLS, timeout, cancellation),

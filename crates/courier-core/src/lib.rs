@@ -65,7 +65,8 @@ pub use crate::options::{
 pub use crate::request::{build_request, RequestError};
 pub use crate::response::{BodyStream, DecodeError, FromResponse, ResponseBody};
 pub use crate::transport::{
-    ClientIdentity, Dispatcher, Fetch, HttpFuture, HttpService, Middleware, TransportOptions,
+    BodyService, ClientIdentity, Dispatcher, Fetch, HttpFuture, HttpService, Middleware,
+    TransportOptions,
 };
 pub use crate::tree::api::{ApiBuilder, ApiDef};
 pub use crate::tree::endpoint::{

@@ -38,17 +38,38 @@ pub type HttpFuture = Pin<Box<dyn Future<Output = Result<Response<Body>, BoxErro
 #[derive(Clone)]
 pub struct HttpService(Arc<dyn Erased>);
 
+/// A service a courier stack can hold — a transport, a middleware's service: from
+/// `Request<Body>` to `Response<Body>`, its error any error, its future `Send`, and itself
+/// `Clone + Send + Sync + 'static`. Every tower service with those properties is one; it names
+/// the bound once, for the functions that take one.
+pub trait BodyService:
+    Service<Request<Body>, Response = Response<Body>, Error: Into<BoxError>, Future: Send + 'static>
+    + Clone
+    + Send
+    + Sync
+    + 'static
+{
+}
+
+impl<S> BodyService for S where
+    S: Service<
+            Request<Body>,
+            Response = Response<Body>,
+            Error: Into<BoxError>,
+            Future: Send + 'static,
+        > + Clone
+        + Send
+        + Sync
+        + 'static
+{
+}
+
 /// A service that can be called through a shared reference, by cloning it first.
 trait Erased: Send + Sync {
     fn call(&self, request: Request<Body>) -> HttpFuture;
 }
 
-impl<S> Erased for S
-where
-    S: Service<Request<Body>, Response = Response<Body>> + Clone + Send + Sync + 'static,
-    S::Error: Into<BoxError>,
-    S::Future: Send + 'static,
-{
+impl<S: BodyService> Erased for S {
     fn call(&self, request: Request<Body>) -> HttpFuture {
         let service = self.clone();
         Box::pin(async move { service.oneshot(request).await.map_err(Into::into) })
@@ -57,12 +78,7 @@ where
 
 impl HttpService {
     /// Wraps a service.
-    pub fn new<S>(service: S) -> Self
-    where
-        S: Service<Request<Body>, Response = Response<Body>> + Clone + Send + Sync + 'static,
-        S::Error: Into<BoxError>,
-        S::Future: Send + 'static,
-    {
+    pub fn new<S: BodyService>(service: S) -> Self {
         Self(Arc::new(service))
     }
 }
@@ -104,12 +120,7 @@ pub struct Fetch(HttpService);
 
 impl Fetch {
     /// Wraps a service as a transport.
-    pub fn new<S>(service: S) -> Self
-    where
-        S: Service<Request<Body>, Response = Response<Body>> + Clone + Send + Sync + 'static,
-        S::Error: Into<BoxError>,
-        S::Future: Send + 'static,
-    {
+    pub fn new<S: BodyService>(service: S) -> Self {
         Self(HttpService::new(service))
     }
 
@@ -227,11 +238,7 @@ impl Middleware {
     /// Wraps a tower layer; `name` shows in `Debug` output and logs.
     pub fn new<L>(name: impl Into<Arc<str>>, layer: L) -> Self
     where
-        L: Layer<HttpService> + Send + Sync + 'static,
-        L::Service:
-            Service<Request<Body>, Response = Response<Body>> + Clone + Send + Sync + 'static,
-        <L::Service as Service<Request<Body>>>::Error: Into<BoxError>,
-        <L::Service as Service<Request<Body>>>::Future: Send + 'static,
+        L: Layer<HttpService, Service: BodyService> + Send + Sync + 'static,
     {
         Self {
             name: name.into(),

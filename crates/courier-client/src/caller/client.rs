@@ -8,10 +8,10 @@ use crate::transport::{Transport, TransportCache, TransportService};
 use bytes::Bytes;
 use courier_core::encode::Variables;
 use courier_core::{
-    build_request, call_transport, resolve_path_options, ApiDef, Body, BoxError, CallOptions,
-    CancellationToken, Dispatch, EndpointMeta, FromResponse, HttpCallRequest, HttpResponse,
-    HttpService, IntoVariables, Middleware, ResolvedEndpoint, ResponseBody, ResponseType, Retry,
-    RetryPolicy,
+    build_request, call_transport, resolve_path_options, ApiDef, Body, BodyService, BoxError,
+    CallOptions, CancellationToken, Dispatch, EndpointMeta, FromResponse, HttpCallRequest,
+    HttpResponse, HttpService, IntoVariables, Middleware, ResolvedEndpoint, ResponseBody,
+    ResponseType, Retry, RetryPolicy,
 };
 use courier_layers::cancel_previous::{CancelPrevious, CancelPreviousLayer};
 use courier_layers::coalesce::{Coalesce, CoalesceBody, CoalesceLayer};
@@ -116,11 +116,7 @@ impl ClientBuilder {
     /// timeout. Layers added first run first.
     pub fn layer<L>(mut self, layer: L) -> Self
     where
-        L: Layer<HttpService> + Send + Sync + 'static,
-        L::Service:
-            Service<Request<Body>, Response = Response<Body>> + Clone + Send + Sync + 'static,
-        <L::Service as Service<Request<Body>>>::Error: Into<BoxError>,
-        <L::Service as Service<Request<Body>>>::Future: Send + 'static,
+        L: Layer<HttpService, Service: BodyService> + Send + Sync + 'static,
     {
         self.layers
             .push(Middleware::new(std::any::type_name::<L>(), layer));

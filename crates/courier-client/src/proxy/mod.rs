@@ -63,7 +63,9 @@
 //! The caller's stack is cancel-previous (the routes' or the source's `cancel_previous`, or
 //! every read with [`ProxyCallerBuilder::deduplicate`]), then the caller's own layers, then
 //! coalescing (identical reads in flight reach the proxy once), then the caller's timeout, then
-//! the cookie jar, then the transport. No retry: the proxy's own client retries the upstream
+//! the transport. The cookie jar works around the whole stack: it adds its cookies to a request
+//! before the stack sees it (so coalescing tells two users' reads apart) and keeps what the
+//! response sets once the stack answers. No retry: the proxy's own client retries the upstream
 //! call. Session, forwarded headers, path options, the source's middleware and the endpoints'
 //! layers are the server's and run there. A proxied call resolves to the same value as the
 //! direct call: the proxy passes the upstream's status, allowed headers and body through.
