@@ -402,7 +402,9 @@ impl CacheOptions {
     }
 }
 
-/// Exponential backoff between retries.
+/// Exponential backoff: the waits between a call's retries (`RetryPolicy::backoff`), a channel's
+/// reconnections (`WsOptions::backoff`) and a stream's (from the server's `retry`). One rule for
+/// all three: [`Backoff::delay`].
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct Backoff {
@@ -424,6 +426,43 @@ impl Default for Backoff {
             factor: 2.0,
             jitter: true,
         }
+    }
+}
+
+impl Backoff {
+    /// The wait before attempt `attempt` (the first retry or reconnection is 1):
+    /// `initial_ms × factor^(attempt-1)`, at most `max_ms`; with `jitter`, that times `unit`
+    /// (uniform in `[0, 1)`; clamped), so anywhere between zero and it ("full jitter"). A factor
+    /// below 1 is taken as 1 — a backoff never shrinks — and a factor that is not a number, or
+    /// a product that overflows, waits the longest.
+    ///
+    /// ```
+    /// use courier_core::Backoff;
+    /// use std::time::Duration;
+    ///
+    /// let backoff = Backoff { initial_ms: 100, max_ms: 1_000, factor: 2.0, jitter: false };
+    /// let waits: Vec<Duration> = (1..=5).map(|n| backoff.delay(n, 0.0)).collect();
+    /// assert_eq!(waits, [100, 200, 400, 800, 1_000].map(Duration::from_millis));
+    /// let jittered = Backoff { jitter: true, ..backoff };
+    /// assert_eq!(jittered.delay(3, 0.5), Duration::from_millis(200));
+    /// ```
+    pub fn delay(&self, attempt: u32, unit: f64) -> Duration {
+        let exponent = i32::try_from(attempt.saturating_sub(1)).unwrap_or(i32::MAX);
+        let cap = self.max_ms as f64;
+        let factor = if self.factor.is_nan() {
+            f64::INFINITY
+        } else {
+            self.factor.max(1.0)
+        };
+        let ms = (self.initial_ms as f64 * factor.powi(exponent)).min(cap);
+        // `initial_ms` zero times an infinite factor is NaN: wait the longest.
+        let ms = if ms.is_nan() { cap } else { ms.max(0.0) };
+        let ms = if self.jitter {
+            ms * unit.clamp(0.0, 1.0)
+        } else {
+            ms
+        };
+        Duration::from_secs_f64(ms / 1000.0)
     }
 }
 

@@ -270,7 +270,7 @@ pub mod future {
     //! The future [`Retry`](super::Retry) returns.
 
     use super::copy::Copy;
-    use super::policy::{backoff_delay, policy_for};
+    use super::policy::policy_for;
     use super::retry_after::retry_after;
     use super::Shared;
     use crate::BufferedBody;
@@ -397,7 +397,7 @@ pub mod future {
             };
             let delay = match hinted {
                 Some(hinted) => hinted.min(Duration::from_millis(policy.backoff.max_ms)),
-                None => backoff_delay(&policy.backoff, attempt, HasherRng::new().next_f64()),
+                None => policy.backoff.delay(attempt, HasherRng::new().next_f64()),
             };
             let delay_ms = delay.as_millis();
             match result {

@@ -232,8 +232,14 @@ impl<R> fmt::Debug for Events<R> {
 /// The wait before reconnection attempt `failures + 1`: the reconnection time, doubled for
 /// each failure in a row, at most [`MAX_RECONNECT`] (or the server's own longer `retry`).
 fn backoff(reconnect: Duration, failures: u32) -> Duration {
-    let doubled = reconnect.saturating_mul(1u32 << failures.min(16));
-    doubled.min(MAX_RECONNECT.max(reconnect))
+    let millis = |d: Duration| u64::try_from(d.as_millis()).unwrap_or(u64::MAX);
+    courier_core::Backoff {
+        initial_ms: millis(reconnect),
+        max_ms: millis(MAX_RECONNECT.max(reconnect)),
+        factor: 2.0,
+        jitter: false,
+    }
+    .delay(failures.saturating_add(1), 0.0)
 }
 
 /// A courier server's `event: error` frame, `{"error": {"code", "message"}}`, as the error that

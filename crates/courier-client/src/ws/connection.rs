@@ -766,29 +766,11 @@ async fn run_local(
     }
 }
 
-/// The wait before reconnection attempt `attempt` (from 1): exponential from `initial_ms`,
-/// at most `max_ms`, drawn at random below that when `jitter` is on.
+/// The wait before reconnection attempt `attempt` (from 1): the options' backoff
+/// ([`Backoff::delay`](courier_core::Backoff::delay)), its jitter drawn afresh.
 fn backoff(ws: &WsOptions, attempt: u32) -> Duration {
-    let b = &ws.backoff;
-    let exp = b
-        .factor
-        .max(1.0)
-        .powi(attempt.saturating_sub(1).min(64) as i32);
-    let ms = ((b.initial_ms as f64) * exp).min(b.max_ms as f64).max(0.0);
-    let ms = if b.jitter { ms * jitter() } else { ms };
-    Duration::from_millis(ms as u64)
-}
-
-/// A number in [0, 1), from the clock: enough to spread reconnections apart.
-fn jitter() -> f64 {
-    use std::hash::{BuildHasher, Hasher};
-    let mut hasher = std::collections::hash_map::RandomState::new().build_hasher();
-    hasher.write_u128(
-        std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| d.as_nanos()),
-    );
-    (hasher.finish() >> 11) as f64 / (1u64 << 53) as f64
+    use tower::util::rng::{HasherRng, Rng};
+    ws.backoff.delay(attempt, HasherRng::new().next_f64())
 }
 
 impl ChannelDispatch for Client {

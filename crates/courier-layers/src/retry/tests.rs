@@ -1,4 +1,4 @@
-use super::policy::{backoff_delay, may_retry};
+use super::policy::may_retry;
 use super::retry_after::format_http_date;
 use super::*;
 use bytes::Bytes;
@@ -497,25 +497,27 @@ async fn backoff_with_jitter_stays_within_its_bounds() {
 fn backoff_delay_is_exponential_capped_and_jittered() {
     let backoff = Backoff::default();
     let ms = |ms| Duration::from_millis(ms);
-    assert_eq!(backoff_delay(&backoff, 1, 0.0), Duration::ZERO);
-    assert_eq!(backoff_delay(&backoff, 1, 0.5), ms(50));
-    assert_eq!(backoff_delay(&backoff, 3, 0.5), ms(200));
-    assert!(backoff_delay(&backoff, 3, 0.999_999) < ms(400));
-    assert_eq!(backoff_delay(&backoff, 30, 0.5), ms(2_500));
-    assert_eq!(backoff_delay(&backoff, u32::MAX, 0.5), ms(2_500));
+    assert_eq!(backoff.delay(1, 0.0), Duration::ZERO);
+    assert_eq!(backoff.delay(1, 0.5), ms(50));
+    assert_eq!(backoff.delay(3, 0.5), ms(200));
+    assert!(backoff.delay(3, 0.999_999) < ms(400));
+    assert_eq!(backoff.delay(30, 0.5), ms(2_500));
+    assert_eq!(backoff.delay(u32::MAX, 0.5), ms(2_500));
 
     let fixed = no_jitter();
-    assert_eq!(backoff_delay(&fixed, 1, 0.1), ms(100));
-    assert_eq!(backoff_delay(&fixed, 4, 0.1), ms(800));
-    assert_eq!(backoff_delay(&fixed, 7, 0.1), ms(5_000));
+    assert_eq!(fixed.delay(1, 0.1), ms(100));
+    assert_eq!(fixed.delay(4, 0.1), ms(800));
+    assert_eq!(fixed.delay(7, 0.1), ms(5_000));
     let odd = |factor| Backoff {
         factor,
         ..no_jitter()
     };
-    assert_eq!(backoff_delay(&odd(f64::NAN), 2, 0.1), ms(5_000));
-    assert_eq!(backoff_delay(&odd(f64::INFINITY), 2, 0.1), ms(5_000));
-    assert_eq!(backoff_delay(&odd(-2.0), 2, 0.1), Duration::ZERO);
-    assert_eq!(backoff_delay(&odd(1.0), 9, 0.1), ms(100));
+    assert_eq!(odd(f64::NAN).delay(2, 0.1), ms(5_000));
+    assert_eq!(odd(f64::INFINITY).delay(2, 0.1), ms(5_000));
+    // A factor below 1 never shrinks the wait (one rule with channels and streams).
+    assert_eq!(odd(-2.0).delay(2, 0.1), ms(100));
+    assert_eq!(odd(0.5).delay(3, 0.1), ms(100));
+    assert_eq!(odd(1.0).delay(9, 0.1), ms(100));
 }
 
 #[tokio::test(start_paused = true)]
