@@ -1,0 +1,201 @@
+//! The session's options, parsed once: which cookies are the session's, the bearer cookie, the
+//! CSRF token, the origins trusted — and what a call takes from the request being served.
+
+use super::cookies::{constant_time_eq, cookies, sensitive, unquote};
+use super::csrf;
+use super::error::RefusalReason;
+use super::site::{self, Origin};
+use courier_core::context::ServedRequest;
+use courier_core::{CsrfKey, SessionMode, SessionOptions};
+use http::header::{AUTHORIZATION, COOKIE};
+use http::{HeaderMap, HeaderName, HeaderValue};
+
+/// What a refusal refused, for its message.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Subject {
+    Read,
+    Write,
+    Handshake,
+}
+
+/// The options, parsed once.
+#[derive(Debug)]
+pub(super) struct Config {
+    pub(super) cookies: Vec<CookieName>,
+    pub(super) bearer: Option<Box<str>>,
+    pub(super) csrf: Option<Csrf>,
+    pub(super) pass_set_cookie: bool,
+    pub(super) trusted_origins: Vec<Origin>,
+    pub(super) fetch_metadata: bool,
+}
+
+#[derive(Debug)]
+pub(super) struct Csrf {
+    pub(super) cookie: Box<str>,
+    /// `None` when the configured name is not a valid header name: the check then always fails.
+    pub(super) header: Option<HeaderName>,
+    /// The signing key of the signed form.
+    pub(super) key: Option<CsrfKey>,
+}
+
+#[derive(Debug)]
+pub(super) enum CookieName {
+    Exact(Box<str>),
+    Prefix(Box<str>),
+}
+
+impl CookieName {
+    pub(super) fn new(entry: &str) -> Self {
+        match entry.strip_suffix('*') {
+            Some(prefix) => Self::Prefix(prefix.into()),
+            None => Self::Exact(entry.into()),
+        }
+    }
+
+    pub(super) fn matches(&self, name: &[u8]) -> bool {
+        match self {
+            Self::Exact(exact) => name == exact.as_bytes(),
+            Self::Prefix(prefix) => name.starts_with(prefix.as_bytes()),
+        }
+    }
+}
+
+impl Config {
+    pub(super) fn new(options: SessionOptions) -> Self {
+        Self {
+            cookies: options.cookies.iter().map(|c| CookieName::new(c)).collect(),
+            bearer: options.bearer.map(String::into_boxed_str),
+            csrf: options.csrf.map(|csrf| Csrf {
+                header: HeaderName::from_bytes(csrf.header.as_bytes()).ok(),
+                cookie: csrf.cookie.into_boxed_str(),
+                key: csrf.key,
+            }),
+            fetch_metadata: options.fetch_metadata,
+            pass_set_cookie: options.pass_set_cookie,
+            // An entry that is not an origin can never match; it is left out.
+            trusted_origins: options
+                .trusted_origins
+                .iter()
+                .filter_map(|origin| Origin::parse(origin.trim().as_bytes()))
+                .collect(),
+        }
+    }
+
+    pub(super) fn is_session_cookie(&self, name: &[u8]) -> bool {
+        self.cookies.iter().any(|pattern| pattern.matches(name))
+    }
+
+    /// The double-submit check (see the module docs); with a key, the token must also be
+    /// signed for the served request's session. The token, marked sensitive, when it passes.
+    pub(super) fn check_csrf(
+        &self,
+        csrf: &Csrf,
+        from: &HeaderMap,
+    ) -> Result<HeaderValue, RefusalReason> {
+        let header = csrf
+            .header
+            .as_ref()
+            .and_then(|name| from.get(name))
+            .filter(|value| !value.as_bytes().trim_ascii().is_empty())
+            .ok_or(RefusalReason::CsrfHeaderMissing)?;
+        let cookie = cookies(from)
+            .find(|(name, _)| *name == csrf.cookie.as_bytes())
+            .map(|(_, value)| value)
+            .filter(|value| !value.is_empty())
+            .ok_or(RefusalReason::CsrfCookieMissing)?;
+        let token = header.as_bytes().trim_ascii();
+        if !constant_time_eq(token, cookie) {
+            return Err(RefusalReason::CsrfMismatch);
+        }
+        if let Some(key) = &csrf.key {
+            let session = csrf::binding(cookies(from), |name| self.binds(name));
+            let signed = std::str::from_utf8(token).is_ok_and(|t| csrf::verify(key, &session, t));
+            if !signed {
+                return Err(RefusalReason::CsrfSignatureInvalid);
+            }
+        }
+        let mut token = header.clone();
+        token.set_sensitive(true);
+        Ok(token)
+    }
+
+    /// Whether a cookie named `name` is part of the session a signed token is bound to: a
+    /// session cookie or the bearer cookie.
+    pub(super) fn binds(&self, name: &[u8]) -> bool {
+        self.is_session_cookie(name) || self.bearer.as_deref().is_some_and(|b| b.as_bytes() == name)
+    }
+
+    /// Whether an upstream `set-cookie` for `name` goes back to the served response.
+    pub(super) fn passes_back(&self, name: &[u8]) -> bool {
+        self.is_session_cookie(name)
+            || self.bearer.as_deref().is_some_and(|b| b.as_bytes() == name)
+            || self
+                .csrf
+                .as_ref()
+                .is_some_and(|csrf| csrf.cookie.as_bytes() == name)
+    }
+
+    /// Runs the write checks when `guarded`, then adds the session to `headers`.
+    pub(super) fn apply(
+        &self,
+        served: &ServedRequest,
+        headers: &mut HeaderMap,
+        mode: SessionMode,
+        guarded: bool,
+    ) -> Result<(), RefusalReason> {
+        let from = served.headers();
+        if self.fetch_metadata && mode == SessionMode::On {
+            site::check_fetch_metadata(&self.trusted_origins, served)?;
+        }
+        let mut token = None;
+        if guarded {
+            if let Some(csrf) = &self.csrf {
+                token = Some((csrf, self.check_csrf(csrf, from)?));
+            }
+            site::check_origin(&self.trusted_origins, from, served.uri())?;
+        }
+        let csrf_cookie = token.as_ref().map(|(csrf, _)| csrf.cookie.as_bytes());
+
+        if !headers.contains_key(COOKIE) {
+            let mut cookie = Vec::new();
+            for (name, value) in cookies(from) {
+                if self.is_session_cookie(name) || csrf_cookie == Some(name) {
+                    if !cookie.is_empty() {
+                        cookie.extend_from_slice(b"; ");
+                    }
+                    cookie.extend_from_slice(name);
+                    cookie.push(b'=');
+                    cookie.extend_from_slice(value);
+                }
+            }
+            if !cookie.is_empty() {
+                if let Ok(value) = sensitive(&cookie) {
+                    headers.insert(COOKIE, value);
+                }
+            }
+        }
+
+        if let Some(bearer) = &self.bearer {
+            if !headers.contains_key(AUTHORIZATION) {
+                let token = cookies(from)
+                    .find(|(name, _)| *name == bearer.as_bytes())
+                    .map(|(_, value)| unquote(value))
+                    .filter(|value| !value.is_empty());
+                if let Some(token) = token {
+                    if let Ok(value) = sensitive(&[b"Bearer ", token].concat()) {
+                        headers.insert(AUTHORIZATION, value);
+                    }
+                }
+            }
+        }
+
+        if let Some((csrf, value)) = token {
+            if let Some(name) = &csrf.header {
+                if !headers.contains_key(name) {
+                    headers.insert(name.clone(), value);
+                }
+            }
+        }
+        Ok(())
+    }
+}
