@@ -147,8 +147,8 @@ use std::sync::Arc;
 use std::task::{Context, Poll};
 use tower::{Layer, Service};
 
-use self::config::{Config, Subject};
-use self::error::SessionRefused;
+use self::config::Config;
+use self::error::{SessionRefused, Subject};
 
 mod config;
 mod cookies;

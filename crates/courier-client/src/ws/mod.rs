@@ -81,5 +81,11 @@
 //! ```
 
 mod connection;
+mod dial;
+mod open;
+mod socket;
+mod task;
+#[cfg(test)]
+mod tests;
 
 pub use self::connection::{Connection, ConnectionState, SendError, Sender};

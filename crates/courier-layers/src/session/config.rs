@@ -10,14 +10,6 @@ use courier_core::{CsrfKey, SessionMode, SessionOptions};
 use http::header::{AUTHORIZATION, COOKIE};
 use http::{HeaderMap, HeaderName, HeaderValue};
 
-/// What a refusal refused, for its message.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(super) enum Subject {
-    Read,
-    Write,
-    Handshake,
-}
-
 /// The options, parsed once.
 #[derive(Debug)]
 pub(super) struct Config {

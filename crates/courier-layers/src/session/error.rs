@@ -1,8 +1,15 @@
 //! The error a call that fails a session check ends with.
 
-use super::config::Subject;
 use http::StatusCode;
 use std::fmt;
+
+/// What a refusal refused, for its message.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Subject {
+    Read,
+    Write,
+    Handshake,
+}
 
 /// A call was refused before it was sent: the served request failed the CSRF or the
 /// origin check (a write), the Fetch Metadata policy (any call, with `fetch_metadata`), or
