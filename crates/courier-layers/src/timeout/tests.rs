@@ -1,0 +1,134 @@
+use super::error::Elapsed;
+use super::*;
+use courier_core::{Body, Kind};
+use http::Response;
+use std::io;
+use tokio::time::Instant;
+use tower::{service_fn, ServiceExt};
+
+/// A transport that answers after `delay`.
+fn answers_after(
+    delay: Duration,
+) -> impl Service<Request<Body>, Response = Response<Body>, Error = BoxError> + Clone {
+    service_fn(move |_request: Request<Body>| async move {
+        tokio::time::sleep(delay).await;
+        Ok::<_, BoxError>(Response::new(Body::from("done")))
+    })
+}
+
+fn request(meta: Option<EndpointMeta>) -> Request<Body> {
+    let mut request = Request::get("http://127.0.0.1:1/users/7")
+        .body(Body::empty())
+        .unwrap();
+    if let Some(meta) = meta {
+        request.extensions_mut().insert(meta);
+    }
+    request
+}
+
+fn elapsed_of(result: Result<Response<Body>, BoxError>) -> Elapsed {
+    *result
+        .expect_err("the call should time out")
+        .downcast_ref::<Elapsed>()
+        .expect("an Elapsed error")
+}
+
+#[tokio::test(start_paused = true)]
+async fn the_meta_timeout_wins_over_the_default() {
+    let service =
+        TimeoutLayer::new(Duration::from_secs(10)).layer(answers_after(Duration::from_secs(60)));
+    let meta = EndpointMeta::new("users.get", Kind::Query).timeout(Duration::from_millis(100));
+    let start = Instant::now();
+    let elapsed = elapsed_of(service.oneshot(request(Some(meta))).await);
+    assert_eq!(elapsed.after(), Duration::from_millis(100));
+    assert_eq!(start.elapsed(), Duration::from_millis(100));
+}
+
+#[tokio::test(start_paused = true)]
+async fn the_default_bounds_a_request_without_meta() {
+    let service =
+        TimeoutLayer::new(Duration::from_millis(300)).layer(answers_after(Duration::from_secs(60)));
+    let start = Instant::now();
+    let elapsed = elapsed_of(service.oneshot(request(None)).await);
+    assert_eq!(elapsed.after(), Duration::from_millis(300));
+    assert_eq!(start.elapsed(), Duration::from_millis(300));
+}
+
+#[tokio::test(start_paused = true)]
+async fn the_default_bounds_a_request_whose_meta_has_no_timeout() {
+    let service =
+        TimeoutLayer::new(Duration::from_millis(300)).layer(answers_after(Duration::from_secs(60)));
+    let meta = EndpointMeta::new("users.get", Kind::Query);
+    let elapsed = elapsed_of(service.oneshot(request(Some(meta))).await);
+    assert_eq!(elapsed.after(), Duration::from_millis(300));
+}
+
+#[tokio::test(start_paused = true)]
+async fn no_timer_when_neither_meta_nor_default_has_a_bound() {
+    let mut service = TimeoutLayer::from_meta().layer(answers_after(Duration::from_secs(3600)));
+    let future = service.call(request(Some(EndpointMeta::new("users.get", Kind::Query))));
+    assert!(!future.is_bounded());
+    let start = Instant::now();
+    let response = future.await.expect("no bound, so no timeout");
+    assert_eq!(start.elapsed(), Duration::from_secs(3600));
+    assert_eq!(response.status(), 200);
+
+    let future = service.call(request(None));
+    assert!(!future.is_bounded());
+    let meta = EndpointMeta::new("users.get", Kind::Query).timeout(Duration::from_secs(1));
+    assert!(service.call(request(Some(meta))).is_bounded());
+}
+
+#[tokio::test(start_paused = true)]
+async fn default_layer_bounds_nothing() {
+    let service = TimeoutLayer::default().layer(answers_after(Duration::from_secs(3600)));
+    assert!(service.oneshot(request(None)).await.is_ok());
+}
+
+#[tokio::test(start_paused = true)]
+async fn an_answer_within_the_bound_passes_through() {
+    let service = TimeoutLayer::new(Duration::from_millis(300))
+        .layer(answers_after(Duration::from_millis(299)));
+    let response = service.oneshot(request(None)).await.expect("in time");
+    assert_eq!(response.status(), 200);
+}
+
+#[tokio::test(start_paused = true)]
+async fn an_inner_error_is_passed_through_unchanged() {
+    let service = TimeoutLayer::new(Duration::from_secs(1)).layer(service_fn(
+        |_request: Request<Body>| async {
+            Err::<Response<Body>, _>(io::Error::new(io::ErrorKind::ConnectionRefused, "refused"))
+        },
+    ));
+    let error = service.oneshot(request(None)).await.unwrap_err();
+    let io = error
+        .downcast_ref::<io::Error>()
+        .expect("the inner io::Error");
+    assert_eq!(io.kind(), io::ErrorKind::ConnectionRefused);
+}
+
+#[test]
+fn elapsed_says_how_long_the_bound_was() {
+    let message = |after| Elapsed::new(after).to_string();
+    assert_eq!(
+        message(Duration::from_millis(200)),
+        "the call did not finish within 200 ms"
+    );
+    assert_eq!(
+        message(Duration::from_secs(2)),
+        "the call did not finish within 2 s"
+    );
+    assert_eq!(
+        message(Duration::from_millis(1500)),
+        "the call did not finish within 1500 ms"
+    );
+    assert_eq!(
+        message(Duration::from_micros(250)),
+        "the call did not finish within 250 µs"
+    );
+    assert_eq!(
+        message(Duration::ZERO),
+        "the call did not finish within 0 ms"
+    );
+    assert!(std::error::Error::source(&Elapsed::new(Duration::ZERO)).is_none());
+}
