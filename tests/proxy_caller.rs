@@ -11,7 +11,7 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::{Json, Router};
 use courier::encode::{FilePart, Form};
-use courier::proxy::{Credentials, ProxyCaller, ProxyPath, Routes};
+use courier::proxy::{Credentials, ProxyCaller, ProxyPaths, Routes};
 use courier::server::Proxy;
 use courier::typed::{
     channel, endpoint, stream, Channel, ChannelHandlers, ChannelPeer, Group, Http, Mutation, Stream,
@@ -342,9 +342,9 @@ impl Setup {
 
     fn routes_caller(&self) -> ProxyCaller<Demo> {
         ProxyCaller::<Demo>::routes(&self.proxy, self.routes())
-            .proxy_path(ProxyPath {
+            .proxy_path(ProxyPaths {
                 ws: Some("/api/ws".into()),
-                ..ProxyPath::default()
+                ..ProxyPaths::default()
             })
             .build()
             .unwrap()
@@ -807,9 +807,9 @@ async fn streams_and_channels_through_the_proxy() {
 impl Setup {
     fn source_caller_with_ws(&self) -> ProxyCaller<Demo> {
         ProxyCaller::source(&self.proxy, "demo", api(self.backend))
-            .proxy_path(ProxyPath {
+            .proxy_path(ProxyPaths {
                 ws: Some(format!("{}/api/ws", self.proxy)),
-                ..ProxyPath::default()
+                ..ProxyPaths::default()
             })
             .build()
             .unwrap()
@@ -877,9 +877,9 @@ async fn a_caller_with_no_proxy_is_a_network_error() {
 #[tokio::test]
 async fn ws_auth_goes_in_the_first_frame_and_on_join_judges_it() {
     let s = setup().await;
-    let paths = ProxyPath {
+    let paths = ProxyPaths {
         ws: Some("/api/ws".into()),
-        ..ProxyPath::default()
+        ..ProxyPaths::default()
     };
     let mut params = serde_json::Map::new();
     params.insert("token".into(), json!("let-me-in"));
@@ -1182,9 +1182,9 @@ async fn remote_streams_and_channels_carry_the_callers_headers_cookies_and_auth(
         &proxy,
         Routes::from_api("relay", relayed_api(upstream).def()),
     )
-    .proxy_path(ProxyPath {
+    .proxy_path(ProxyPaths {
         ws: Some("/api/ws".into()),
-        ..ProxyPath::default()
+        ..ProxyPaths::default()
     })
     .header("x-app", "courier-test")
     .ws(courier::WsOptions::new().auth(courier::WsAuth::Params(params)))

@@ -72,8 +72,8 @@ pub use crate::tree::api::{ApiBuilder, ApiDef};
 pub use crate::tree::endpoint::{
     ChannelEndpoint, ChannelHandler, ChannelHandlers, ChannelRequest, ChannelSource, EndpointDef,
     EndpointOptions, Event, EventStream, HttpAddress, HttpEndpoint, Kind, MessageStream, Peer,
-    PeerHandler, Retry, StreamEndpoint, StreamHandler, StreamRequest, StreamSource, Topic, Via,
-    WireCall,
+    PeerHandler, RetrySetting, StreamEndpoint, StreamHandler, StreamRequest, StreamSource, Topic,
+    Via, WireCall,
 };
 pub use crate::tree::group::GroupDef;
 pub use crate::tree::path_options::{resolve_path_options, BoxFuture, PathOptions};

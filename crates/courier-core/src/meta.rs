@@ -7,7 +7,7 @@
 
 use crate::call::options::CallOptions;
 use crate::options::SessionMode;
-use crate::tree::endpoint::{Kind, Retry};
+use crate::tree::endpoint::{Kind, RetrySetting};
 use http::HeaderName;
 use serde_json::{Map, Value};
 use std::sync::Arc;
@@ -51,7 +51,7 @@ struct Facts {
     path: Arc<str>,
     kind: Kind,
     sensitive: bool,
-    retry: Retry,
+    retry: RetrySetting,
     cancel_previous: bool,
     session: SessionMode,
     forward: bool,
@@ -69,7 +69,7 @@ impl EndpointMeta {
                 path: path.into(),
                 kind,
                 sensitive: false,
-                retry: Retry::Inherit,
+                retry: RetrySetting::Inherit,
                 cancel_previous: false,
                 session: SessionMode::On,
                 forward: true,
@@ -94,7 +94,7 @@ impl EndpointMeta {
 
     /// Sets the retry setting.
     #[must_use]
-    pub fn retry(mut self, retry: impl Into<Retry>) -> Self {
+    pub fn retry(mut self, retry: impl Into<RetrySetting>) -> Self {
         self.facts().retry = retry.into();
         self
     }
@@ -195,7 +195,7 @@ impl EndpointMeta {
     }
 
     /// The endpoint's retry setting.
-    pub fn retry_value(&self) -> &Retry {
+    pub fn retry_value(&self) -> &RetrySetting {
         &self.facts.retry
     }
 

@@ -151,7 +151,7 @@ pub(crate) async fn serve_call(
             if let Some(timeout) = timeout {
                 options = options.timeout(timeout);
             }
-            let response = match client.forward(&path, variables, Some(&options)).await {
+            let response = match client.pass_through(&path, variables, Some(&options)).await {
                 Ok(upstream) => upstream.map(AxumBody::new),
                 Err(e) => failure(&e),
             };

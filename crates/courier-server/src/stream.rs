@@ -164,7 +164,7 @@ async fn proxy_stream(
     // An event stream's own `cache-control` goes back with it.
     let allow = allow.allow([http::header::CACHE_CONTROL]);
     match client
-        .forward(endpoint.path(), variables, Some(&options))
+        .pass_through(endpoint.path(), variables, Some(&options))
         .await
     {
         Ok(upstream) => {

@@ -11,7 +11,7 @@ use courier_core::{
     build_request, call_transport, resolve_path_options, ApiDef, Body, BodyService, BoxError,
     CallOptions, CancellationToken, Dispatch, EndpointMeta, FromResponse, HttpCallRequest,
     HttpResponse, HttpService, IntoVariables, Middleware, ResolvedEndpoint, ResponseBody,
-    ResponseType, Retry, RetryPolicy,
+    ResponseType, RetryPolicy, RetrySetting,
 };
 use courier_layers::cancel_previous::{CancelPrevious, CancelPreviousLayer};
 use courier_layers::coalesce::{Coalesce, CoalesceBody, CoalesceLayer};
@@ -102,11 +102,11 @@ impl ClientBuilder {
     /// [`RetryPolicy::default()`] unless set here; `false` retries nothing by default.
     ///
     /// [`RetryPolicy::default()`]: courier_core::RetryPolicy::default
-    pub fn retry(mut self, retry: impl Into<Retry>) -> Self {
+    pub fn retry(mut self, retry: impl Into<RetrySetting>) -> Self {
         self.retry = match retry.into() {
-            Retry::Inherit => Some(RetryPolicy::default()),
-            Retry::Off => None,
-            Retry::Policy(policy) => Some(policy),
+            RetrySetting::Inherit => Some(RetryPolicy::default()),
+            RetrySetting::Off => None,
+            RetrySetting::Policy(policy) => Some(policy),
         };
         self
     }
@@ -674,7 +674,7 @@ impl Client {
     /// An unknown path (`ENDPOINT_NOT_IN_ROUTES`), variables the endpoint cannot use, a layer's
     /// refusal (499, 403), a timeout, or a network failure. An upstream status of 400 or more is
     /// not an error here.
-    pub async fn forward(
+    pub async fn pass_through(
         &self,
         path: &str,
         variables: impl Into<Variables>,

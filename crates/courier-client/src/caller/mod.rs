@@ -84,7 +84,7 @@ impl<A: ApiSpec> CallerBuilder<A> {
     }
 
     /// The retry policy of endpoints that set none; see [`ClientBuilder::retry`].
-    pub fn retry(self, retry: impl Into<courier_core::Retry>) -> Self {
+    pub fn retry(self, retry: impl Into<courier_core::RetrySetting>) -> Self {
         self.map(|c| c.retry(retry))
     }
 

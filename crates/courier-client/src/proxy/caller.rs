@@ -18,10 +18,6 @@ use std::sync::Arc;
 use std::time::Duration;
 use url::Url;
 
-/// The proxy route's paths (the specification's `proxyPath`); each one a path on the caller's
-/// base URL or an absolute URL of its own.
-pub type ProxyPath = ProxyPaths;
-
 /// Whether the caller keeps and sends the cookies the proxy route sets (the specification's
 /// `credentials`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -125,7 +121,7 @@ enum Form {
 pub struct ProxyCallerBuilder<A: ApiSpec> {
     base_url: String,
     form: Form,
-    paths: ProxyPath,
+    paths: ProxyPaths,
     timeout: Option<Duration>,
     coalesce: Option<bool>,
     cancel_previous: Option<Vec<String>>,
@@ -144,7 +140,7 @@ impl<A: ApiSpec> ProxyCallerBuilder<A> {
         Self {
             base_url,
             form,
-            paths: ProxyPath::default(),
+            paths: ProxyPaths::default(),
             timeout: None,
             coalesce: None,
             cancel_previous: None,
@@ -161,7 +157,7 @@ impl<A: ApiSpec> ProxyCallerBuilder<A> {
 
     /// Where the proxy serves calls, streams and channels. Default `/api/request`,
     /// `/api/sse`, and no `ws` (a channel call is `WS_PATH_NOT_CONFIGURED`).
-    pub fn proxy_path(mut self, paths: ProxyPath) -> Self {
+    pub fn proxy_path(mut self, paths: ProxyPaths) -> Self {
         self.paths = paths;
         self
     }

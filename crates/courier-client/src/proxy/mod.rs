@@ -27,7 +27,7 @@
 //!
 //! # The wire
 //!
-//! Calls go to the `http` path ([`ProxyPath`], default `/api/request`) with `_s` (the source),
+//! Calls go to the `http` path ([`ProxyPaths`], default `/api/request`) with `_s` (the source),
 //! `_g` (the group path) and `_m` (the endpoint's name):
 //!
 //! - **GET**, the variables as JSON in `_v`: a read allowed GET (above), unless its variables are
@@ -75,9 +75,13 @@ mod cookies;
 mod hooks;
 mod route;
 
-pub use self::caller::{Credentials, ProxyCaller, ProxyCallerBuilder, ProxyPath};
+pub use self::caller::{Credentials, ProxyCaller, ProxyCallerBuilder};
 pub use self::hooks::Success;
 pub(crate) use self::route::{not_serializable, Route};
+/// The proxy route's paths (the specification's `proxyPath`): each a path on the caller's base
+/// URL, or an absolute URL of its own.
+#[doc(no_inline)]
+pub use courier_core::config::ProxyPaths;
 
 /// The longest address a read is sent as GET with; a longer one goes as POST (the
 /// specification's 2 KB).

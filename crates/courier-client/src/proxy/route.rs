@@ -9,7 +9,7 @@ use courier_core::encode::Variables;
 use courier_core::routes::{RouteShape, Routes};
 use courier_core::{
     Body, CallOptions, ConfigurationError, EndpointDef, EndpointMeta, ErrorCode, Kind,
-    ResolvedEndpoint, ResponseType, Retry,
+    ResolvedEndpoint, ResponseType, RetrySetting,
 };
 use http::header::CONTENT_TYPE;
 use http::{HeaderMap, HeaderValue, Method, Request};
@@ -81,7 +81,7 @@ impl Route {
                 && (settings.deduplicate || settings.cancel_previous.contains(path));
             let mut meta = EndpointMeta::new(path, kind)
                 .sensitive(sensitive)
-                .retry(Retry::Off)
+                .retry(RetrySetting::Off)
                 .cancel_previous(cancels)
                 // Handshakes of streams and channels are never shared.
                 .coalesce(http && settings.coalesce);

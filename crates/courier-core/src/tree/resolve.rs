@@ -10,7 +10,7 @@
 //!   else the source.
 //! - **Transport** (rule 6): each setting from the nearest group that sets it, over the source's.
 
-use super::endpoint::{EndpointDef, HttpAddress, Kind, Retry};
+use super::endpoint::{EndpointDef, HttpAddress, Kind, RetrySetting};
 use super::group::GroupDef;
 use super::path_options::PathOptions;
 use super::source::{check_transport, SourceOptions};
@@ -258,7 +258,7 @@ fn resolve_endpoint(
 
     let options = def.options();
     validate::timeout(options.timeout, &format!("{path}.timeout"))?;
-    if let Retry::Policy(policy) = &options.retry {
+    if let RetrySetting::Policy(policy) = &options.retry {
         if policy.max_attempts == 0 {
             return Err(ConfigurationError::new(
                 ErrorCode::InvalidOption,

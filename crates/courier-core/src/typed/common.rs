@@ -33,7 +33,7 @@ macro_rules! typed_common_builders {
 
             /// Sets the retry policy, or `false` for none.
             #[must_use]
-            pub fn retry(self, retry: impl Into<$crate::Retry>) -> Self {
+            pub fn retry(self, retry: impl Into<$crate::RetrySetting>) -> Self {
                 Self::from_def(self.def.retry(retry))
             }
 

@@ -4,14 +4,14 @@
 //! # Which policy
 //!
 //! A request's [`EndpointMeta`](courier_core::EndpointMeta) picks the policy through its
-//! [`retry_value`](courier_core::EndpointMeta::retry_value): [`Retry::Off`] never retries,
-//! [`Retry::Policy`] uses the endpoint's own [`RetryPolicy`], and [`Retry::Inherit`], like a
+//! [`retry_value`](courier_core::EndpointMeta::retry_value): [`RetrySetting::Off`] never retries,
+//! [`RetrySetting::Policy`] uses the endpoint's own [`RetryPolicy`], and [`RetrySetting::Inherit`], like a
 //! request without meta, uses the layer's (by default [`RetryPolicy::default`]: 3 attempts in
 //! all, statuses 0, 429, 502, 503 and 504, honouring `Retry-After`).
 //!
-//! [`Retry::Off`]: courier_core::Retry::Off
-//! [`Retry::Policy`]: courier_core::Retry::Policy
-//! [`Retry::Inherit`]: courier_core::Retry::Inherit
+//! [`RetrySetting::Off`]: courier_core::RetrySetting::Off
+//! [`RetrySetting::Policy`]: courier_core::RetrySetting::Policy
+//! [`RetrySetting::Inherit`]: courier_core::RetrySetting::Inherit
 //!
 //! # Which requests
 //!

@@ -1,6 +1,6 @@
 //! The rules behind [`Retry`](super::Retry): which policy, which requests, how long to wait.
 
-use courier_core::{EndpointMeta, Kind, Retry as RetrySetting, RetryPolicy};
+use courier_core::{EndpointMeta, Kind, RetryPolicy, RetrySetting};
 use http::Method;
 
 /// The policy for a request: none when its endpoint turned retries off, the endpoint's own,

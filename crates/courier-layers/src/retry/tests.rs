@@ -2,7 +2,7 @@ use super::policy::may_retry;
 use super::retry_after::format_http_date;
 use super::*;
 use bytes::Bytes;
-use courier_core::{Backoff, Body, BoxError, EndpointMeta, Kind, Retry as RetrySetting};
+use courier_core::{Backoff, Body, BoxError, EndpointMeta, Kind, RetrySetting};
 use http::header::RETRY_AFTER;
 use http::{HeaderMap, Method, Uri};
 use http_body_util::{BodyExt, Full};

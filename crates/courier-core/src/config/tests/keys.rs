@@ -2,7 +2,7 @@
 
 use super::{load, with_endpoint, EXAMPLE};
 use crate::options::{CacheOptions, HeaderToggle, ResponseType, RetryPolicy, SessionMode};
-use crate::tree::endpoint::{Retry, Topic};
+use crate::tree::endpoint::{RetrySetting, Topic};
 use crate::tree::path_options::PathOptions;
 use crate::{EndpointDef, Kind};
 use serde_json::{json, Value};
@@ -117,7 +117,7 @@ fn the_example_resolves_templates_exposure_and_path_options() {
         .options();
     assert_eq!(
         search.retry,
-        Retry::Policy(RetryPolicy::new().max_attempts(2))
+        RetrySetting::Policy(RetryPolicy::new().max_attempts(2))
     );
 
     let create = demo.endpoint("users.create").unwrap();
@@ -231,7 +231,7 @@ fn shared_keys_reach_every_head() {
         assert!(!endpoint.is_exposed());
         assert_eq!(options.headers, ["x-a", "x-b"]);
         assert_eq!(options.timeout, Some(Duration::from_millis(250)));
-        assert_eq!(options.retry, Retry::Off);
+        assert_eq!(options.retry, RetrySetting::Off);
         assert_eq!(options.session, SessionMode::Off);
         assert!(!options.forward);
         assert_eq!(
@@ -252,11 +252,11 @@ fn retry_takes_true_false_or_a_policy_table() {
             .unwrap();
         endpoint.definition().options().retry.clone()
     };
-    assert_eq!(retry("true"), Retry::Policy(RetryPolicy::default()));
-    assert_eq!(retry("false"), Retry::Off);
+    assert_eq!(retry("true"), RetrySetting::Policy(RetryPolicy::default()));
+    assert_eq!(retry("false"), RetrySetting::Off);
     let table = "{ max_attempts = 5, statuses = [503], writes = true, honor_retry_after = false, \
                  backoff = { initial_ms = 10, max_ms = 20, factor = 1.5, jitter = false } }";
-    let Retry::Policy(policy) = retry(table) else {
+    let RetrySetting::Policy(policy) = retry(table) else {
         panic!("a table is a policy");
     };
     assert_eq!(policy.max_attempts, 5);
@@ -271,7 +271,7 @@ fn retry_takes_true_false_or_a_policy_table() {
         .unwrap()
         .endpoint("users.get")
         .unwrap();
-    assert_eq!(endpoint.definition().options().retry, Retry::Inherit);
+    assert_eq!(endpoint.definition().options().retry, RetrySetting::Inherit);
 }
 
 #[test]

@@ -62,7 +62,7 @@ impl Kind {
 
 /// An endpoint's retry setting: the source's default, none, or a policy of its own.
 #[derive(Clone, Debug, Default, PartialEq)]
-pub enum Retry {
+pub enum RetrySetting {
     /// Whatever the stack's default is.
     #[default]
     Inherit,
@@ -72,13 +72,13 @@ pub enum Retry {
     Policy(RetryPolicy),
 }
 
-impl From<RetryPolicy> for Retry {
+impl From<RetryPolicy> for RetrySetting {
     fn from(policy: RetryPolicy) -> Self {
         Self::Policy(policy)
     }
 }
 
-impl From<bool> for Retry {
+impl From<bool> for RetrySetting {
     fn from(on: bool) -> Self {
         if on {
             Self::Policy(RetryPolicy::default())
@@ -99,7 +99,7 @@ pub struct EndpointOptions {
     /// Bounds each upstream attempt; over the source's timeout, under a call's own.
     pub timeout: Option<Duration>,
     /// The retry setting.
-    pub retry: Retry,
+    pub retry: RetrySetting,
     /// Free-form metadata, readable by layers.
     pub meta: Map<String, Value>,
     /// Layers applied to this endpoint's calls only, outermost first.
@@ -119,7 +119,7 @@ impl Default for EndpointOptions {
             expose: None,
             headers: Vec::new(),
             timeout: None,
-            retry: Retry::Inherit,
+            retry: RetrySetting::Inherit,
             meta: Map::new(),
             layers: Vec::new(),
             session: SessionMode::On,
@@ -171,7 +171,7 @@ macro_rules! common_builders {
 
             /// Sets the retry policy: a [`RetryPolicy`](crate::RetryPolicy), or `false` for none.
             #[must_use]
-            pub fn retry(mut self, retry: impl Into<$crate::tree::endpoint::Retry>) -> Self {
+            pub fn retry(mut self, retry: impl Into<$crate::tree::endpoint::RetrySetting>) -> Self {
                 self.options.retry = retry.into();
                 self
             }
