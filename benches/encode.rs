@@ -5,7 +5,9 @@
 //! Run: `cargo bench --bench encode`
 
 use courier::encode::{FilePart, Form, Variables};
-use courier::{build_request, ApiDef, GroupDef, HttpEndpoint};
+use courier::{ApiDef, GroupDef, HttpEndpoint};
+// Request building is courier's own step, below the public API: measured through the core crate.
+use courier_core::build_request;
 use criterion::{criterion_group, criterion_main, Criterion};
 use serde_json::{json, Map};
 use std::hint::black_box;

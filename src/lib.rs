@@ -43,8 +43,48 @@
 //! assert_eq!(api.endpoint("users.get").unwrap().template().unwrap().as_str(), "/users/:id");
 //! # Ok::<(), courier::ConfigurationError>(())
 //! ```
+//!
+//! # What is where
+//!
+//! | names | for |
+//! |---|---|
+//! | [`ApiDef`], [`ApiBuilder`], [`GroupDef`], [`HttpEndpoint`], [`StreamEndpoint`], [`ChannelEndpoint`], [`Kind`], [`SourceOptions`], [`ResponseParser`], [`PathOptions`], [`Via`], [`WireCall`], [`Topic`], [`EndpointDef`], [`EndpointOptions`], [`HttpAddress`], [`StreamSource`], [`ChannelSource`], [`ResolvedEndpoint`], [`ResolvedGroup`] | the runtime tree: declaring a source, reading it back |
+//! | [`CacheOptions`], [`RetryPolicy`], [`RetrySetting`], [`Backoff`], [`SessionOptions`], [`SessionMode`], [`Csrf`], [`CsrfKey`], [`ForwardOptions`], [`HeaderToggle`], [`ResponseType`], [`WsOptions`], [`WsAuth`], [`Heartbeat`], [`MessageQueue`] | the options of sources, groups and endpoints |
+//! | [`Event`], [`EventStream`], [`MessageStream`], [`StreamHandler`], [`ChannelHandler`], [`ChannelHandlers`], [`Peer`], [`PeerHandler`], [`StreamRequest`], [`ChannelRequest`] | streams and channels served here (`.implement()`) |
+//! | [`Caller`], [`Client`], [`ProxyCaller`], [`CallOptions`], [`HttpResponse`], [`Progress`], [`UploadProgress`], [`CancellationToken`] | calling |
+//! | [`Dispatch`], [`StreamDispatch`], [`ChannelDispatch`], [`HttpCallRequest`], [`IntoVariables`] | what typed views run on: implemented by `Client`, for a caller of your own |
+//! | [`Error`], [`HttpError`], [`NetworkErrorKind`], [`ConfigurationError`], [`ErrorCode`], [`classify`] | what fails, and why |
+//! | [`FromResponse`], [`ResponseBody`], [`BodyStream`], [`DecodeError`] | reading responses into your types |
+//! | [`Transport`], [`TransportCache`], [`TransportError`], [`TransportOptions`], [`Dispatcher`], [`ClientIdentity`], [`Fetch`], [`Middleware`], [`HttpService`], [`BodyService`], [`Body`], [`BoxError`], [`EndpointMeta`] | the transport and the stack a call goes down |
+//! | [`typed`], `#[derive(Group)]`, `#[derive(Api)]`, `#[derive(TypeScript)]`, [`Api`](struct@Api) | the typed face |
+//! | [`layers`], [`server`], [`proxy`], [`sse`], [`ws`] | the layers, the proxy route, the proxy caller, streams, channels |
+//! | [`config`], [`context`], [`encode`], [`headers`], [`live`], [`routes`] | the config file, the served request, variable encoding, headers that never cross, the hub, the routes record |
 
-pub use courier_core::*;
+pub use courier_core::{
+    ApiBuilder, ApiDef, Backoff, Body, BodyService, BodyStream, BoxError, CacheOptions,
+    CallOptions, CancellationToken, ChannelEndpoint, ChannelHandler, ChannelHandlers,
+    ChannelRequest, ClientIdentity, ConfigurationError, Csrf, CsrfKey, DecodeError, Dispatch,
+    Dispatcher, EndpointDef, EndpointMeta, EndpointOptions, ErrorCode, Event, EventStream, Fetch,
+    ForwardOptions, FromResponse, GroupDef, HeaderToggle, Heartbeat, HttpEndpoint, HttpResponse,
+    HttpService, Kind, MessageQueue, MessageStream, Middleware, PathOptions, Peer, PeerHandler,
+    Progress, ResolvedEndpoint, ResolvedGroup, ResponseBody, ResponseParser, ResponseType,
+    RetryPolicy, RetrySetting, SessionMode, SessionOptions, SourceOptions, StreamEndpoint,
+    StreamHandler, StreamRequest, TransportOptions, UploadProgress, WsAuth, WsOptions,
+};
+pub use courier_core::{
+    ChannelDispatch, ChannelSource, HttpAddress, HttpCallRequest, IntoVariables, StreamDispatch,
+    StreamSource, Topic, Via, WireCall,
+};
+
+pub use courier_core::{config, context, encode, headers, live, typed};
+
+/// What courier's own crates share and a user does not name: request building
+/// (`build_request`, `call_transport`, `resolve_path_options`), the reserved names, the boxed
+/// futures. Not an API; it may change in any release.
+#[doc(hidden)]
+pub mod __private {
+    pub use courier_core::*;
+}
 
 pub mod routes;
 

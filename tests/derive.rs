@@ -438,8 +438,11 @@ fn a_renamed_group_is_registered_under_its_new_name() {
 #[test]
 fn the_reserved_names_are_those_the_derive_refuses() {
     // The derive's own lists (courier-macros, `input.rs`) must match the builder's.
-    assert_eq!(courier::RESERVED_GROUP_NAMES, ["raw", "with"]);
-    assert_eq!(courier::RESERVED_ENDPOINT_NAMES, ["options", "raw", "with"]);
+    assert_eq!(courier_core::RESERVED_GROUP_NAMES, ["raw", "with"]);
+    assert_eq!(
+        courier_core::RESERVED_ENDPOINT_NAMES,
+        ["options", "raw", "with"]
+    );
 }
 
 // ---- the views --------------------------------------------------------------------------------

@@ -8,9 +8,9 @@ use axum::routing::any;
 use axum::{Json, Router};
 use courier::config::Config;
 use courier::encode::{FilePart, Form, UrlEncodedBody, Variables};
-use courier::{
-    build_request, resolve_path_options, ApiDef, Body, GroupDef, HttpEndpoint, PathOptions,
-};
+// Request building is below the facade's API: tested through the core crate.
+use courier::{ApiDef, Body, GroupDef, HttpEndpoint, PathOptions};
+use courier_core::{build_request, resolve_path_options};
 use http_body_util::BodyExt;
 use hyper_util::client::legacy::{connect::HttpConnector, Client};
 use hyper_util::rt::TokioExecutor;
