@@ -17,6 +17,7 @@ use courier::typed::{
     channel, endpoint, stream, Channel, ChannelHandlers, ChannelPeer, Group, Http, Mutation, Stream,
 };
 use courier::{ApiDef, CacheOptions, CallOptions, Caller, ErrorCode, Event, ResponseType};
+use courier_test_support::serve;
 use futures_util::StreamExt;
 use serde::{Deserialize, Serialize, Serializer};
 use serde_json::{json, Value};
@@ -290,19 +291,6 @@ async fn record(
     next.run(Request::from_parts(parts, axum::body::Body::from(bytes)))
         .await
         .into_response()
-}
-
-async fn serve(app: Router) -> SocketAddr {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    tokio::spawn(async move {
-        axum::serve(
-            listener,
-            app.into_make_service_with_connect_info::<SocketAddr>(),
-        )
-        .await
-    });
-    addr
 }
 
 /// A backend, a proxy in front of it (channels at `/api/ws`), and what each saw.

@@ -5,31 +5,18 @@ use axum::{Extension, Router};
 use bytes::Bytes;
 use courier_core::context::ServedRequest;
 use courier_layers::context::ContextLayer;
+use courier_test_support::serve;
 use http::header::SET_COOKIE;
 use http::HeaderValue;
 use http_body_util::{BodyExt, Empty};
 use hyper_util::client::legacy::connect::{HttpConnector, HttpInfo};
 use hyper_util::client::legacy::Client;
 use hyper_util::rt::TokioExecutor;
-use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+use std::net::{IpAddr, Ipv4Addr};
 
 /// The browser connects from 127.0.0.2, so the peer address the server sees is clearly the
 /// socket's, not a default.
 const BROWSER_IP: IpAddr = IpAddr::V4(Ipv4Addr::new(127, 0, 0, 2));
-
-async fn serve(app: Router) -> SocketAddr {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    tokio::spawn(async move {
-        axum::serve(
-            listener,
-            app.into_make_service_with_connect_info::<SocketAddr>(),
-        )
-        .await
-        .unwrap();
-    });
-    addr
-}
 
 fn browser() -> Client<HttpConnector, Empty<Bytes>> {
     let mut connector = HttpConnector::new();

@@ -13,6 +13,7 @@ use courier_core::{Body, EndpointMeta, ForwardOptions, Kind, SessionOptions};
 use courier_layers::context::ContextLayer;
 use courier_layers::forward::{Forward, ForwardLayer};
 use courier_layers::session::{Session, SessionLayer};
+use courier_test_support::serve;
 use http::HeaderValue;
 use http_body_util::Empty;
 use hyper_util::client::legacy::connect::{HttpConnector, HttpInfo};
@@ -31,20 +32,6 @@ use tower_http::request_id::{
 const BROWSER_IP: IpAddr = IpAddr::V4(Ipv4Addr::new(127, 0, 0, 2));
 
 const TRACEPARENT: &str = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
-
-async fn serve(app: Router) -> SocketAddr {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    tokio::spawn(async move {
-        axum::serve(
-            listener,
-            app.into_make_service_with_connect_info::<SocketAddr>(),
-        )
-        .await
-        .unwrap();
-    });
-    addr
-}
 
 /// The backend records the headers of every request it gets.
 async fn backend() -> (SocketAddr, Arc<Mutex<Vec<HeaderMap>>>) {

@@ -6,22 +6,14 @@ use axum::Router;
 use courier_core::{Backoff, Body, BoxError, EndpointMeta, Kind, RetryPolicy};
 use courier_layers::retry::RetryLayer;
 use courier_layers::timeout::TimeoutLayer;
+use courier_test_support::serve;
 use http_body_util::BodyExt;
 use hyper_util::client::legacy::Client;
 use hyper_util::rt::TokioExecutor;
-use std::net::SocketAddr;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 use tower::{Layer, ServiceBuilder, ServiceExt};
-
-/// Serves `app` on an ephemeral port of 127.0.0.1.
-async fn serve(app: Router) -> SocketAddr {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let address = listener.local_addr().unwrap();
-    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
-    address
-}
 
 /// Short real waits: the server answers at once, so the backoff is all the test waits.
 fn quick_policy() -> RetryPolicy {

@@ -14,6 +14,7 @@ use courier_layers::context::ContextLayer;
 use courier_layers::forward::{Forward, ForwardLayer};
 use courier_layers::session::error::SessionRefused;
 use courier_layers::session::{Session, SessionLayer};
+use courier_test_support::serve;
 use http::header::SET_COOKIE;
 use http_body_util::{BodyExt, Empty};
 use hyper_util::client::legacy::connect::HttpConnector;
@@ -26,20 +27,6 @@ use tokio::sync::Barrier;
 use tower::{ServiceBuilder, ServiceExt};
 
 const USERS: usize = 50;
-
-async fn serve(app: Router) -> SocketAddr {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    tokio::spawn(async move {
-        axum::serve(
-            listener,
-            app.into_make_service_with_connect_info::<SocketAddr>(),
-        )
-        .await
-        .unwrap();
-    });
-    addr
-}
 
 /// The backend: records the headers of every request and answers with the session it saw.
 #[derive(Clone)]
