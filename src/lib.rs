@@ -53,7 +53,7 @@
 //! | [`Event`], [`EventStream`], [`MessageStream`], [`StreamHandler`], [`ChannelHandler`], [`ChannelHandlers`], [`Peer`], [`PeerHandler`], [`StreamRequest`], [`ChannelRequest`] | streams and channels served here (`.implement()`) |
 //! | [`Caller`], [`Client`], [`ProxyCaller`], [`CallOptions`], [`HttpResponse`], [`Progress`], [`UploadProgress`], [`CancellationToken`] | calling |
 //! | [`Dispatch`], [`StreamDispatch`], [`ChannelDispatch`], [`HttpCallRequest`], [`IntoVariables`] | what typed views run on: implemented by `Client`, for a caller of your own |
-//! | [`Error`], [`HttpError`], [`NetworkErrorKind`], [`ConfigurationError`], [`ErrorCode`], [`classify`] | what fails, and why |
+//! | [`Error`], [`HttpError`], [`Refused`], [`NetworkErrorKind`], [`ConfigurationError`], [`ErrorCode`], [`classify`] | what fails, and why |
 //! | [`FromResponse`], [`ResponseBody`], [`BodyStream`], [`DecodeError`] | reading responses into your types |
 //! | [`Transport`], [`TransportCache`], [`TransportError`], [`TransportOptions`], [`Dispatcher`], [`ClientIdentity`], [`Fetch`], [`Middleware`], [`HttpService`], [`BodyService`], [`Body`], [`BoxError`], [`EndpointMeta`] | the transport and the stack a call goes down |
 //! | [`typed`], `#[derive(Group)]`, `#[derive(Api)]`, `#[derive(TypeScript)]`, [`Api`](struct@Api) | the typed face |
@@ -90,7 +90,7 @@ pub mod routes;
 
 pub use courier_client::{
     classify, Call, Caller, CallerBuilder, Client, ClientBuilder, Error, HttpError,
-    NetworkErrorKind, Transport, TransportCache, TransportError,
+    NetworkErrorKind, Refused, Transport, TransportCache, TransportError,
 };
 
 // The modules below are inlined so that `cargo doc -p courier` has their pages: a user of

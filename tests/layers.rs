@@ -551,6 +551,17 @@ async fn a_newer_search_cancels_the_older_with_499() {
     assert_eq!(err.endpoint(), Some("users.search"));
     let http = err.http_error().unwrap();
     assert_eq!(http.data["error"]["code"], "CANCELLED_BY_NEWER_CALL");
+    // The same refusal, typed.
+    let refused = err.refused().expect("a layer's refusal");
+    assert!(
+        matches!(refused, courier::Refused::ByNewerCall(_)),
+        "{refused:?}"
+    );
+    assert_eq!(
+        (refused.status().as_u16(), refused.code()),
+        (499, "CANCELLED_BY_NEWER_CALL")
+    );
+    assert_eq!(http.data["error"]["message"], refused.message());
     assert_eq!(
         newer.unwrap(),
         [User {
@@ -801,6 +812,15 @@ async fn refusals_and_failures_surface_in_error() {
     let http = err.http_error().unwrap();
     assert_eq!(http.data["error"]["code"], "CSRF_CHECK_FAILED");
     assert!(http.headers.is_empty(), "no response came");
+    let refused = err.refused().expect("a layer's refusal");
+    assert!(
+        matches!(refused, courier::Refused::Session(_)),
+        "{refused:?}"
+    );
+    assert_eq!(
+        (refused.status().as_u16(), refused.code()),
+        (403, "CSRF_CHECK_FAILED")
+    );
     assert_eq!(backend.hits("/users"), 0);
 
     // A read from the same served request carries the session.

@@ -39,13 +39,68 @@ impl HttpError {
     }
 }
 
-/// The [`HttpError`] of a call a layer refused itself: no response came, so its headers are
-/// empty and its data is `{"error": {"code", "message"}}`, as the proxy writes its own refusals.
-fn refusal(status: StatusCode, code: &str, message: &dyn fmt::Display) -> HttpError {
+/// The [`HttpError`] a direct caller sees for a call a layer refused itself: no response came,
+/// so its headers are empty and its data is `{"error": {"code", "message"}}` — the value a
+/// proxied call of the same endpoint resolves to, since the proxy answers the refusal so.
+fn refusal(refused: &Refused) -> HttpError {
     HttpError {
-        status,
+        status: refused.status(),
         headers: HeaderMap::new(),
-        data: serde_json::json!({ "error": { "code": code, "message": message.to_string() } }),
+        data: serde_json::json!({ "error": { "code": refused.code(), "message": refused.message() } }),
+    }
+}
+
+/// A call a layer of the stack refused itself, before anything was sent: what
+/// [`Error::refused`] gives, typed. A direct caller sees it as an [`HttpError`] (499, or 403)
+/// as the specification asks; a proxy answers it in its own words.
+#[derive(Clone, Debug)]
+#[non_exhaustive]
+pub enum Refused {
+    /// A newer call of the same read cancelled it (`CancelPreviousLayer`): 499.
+    ByNewerCall(Cancelled),
+    /// The session's checks refused it (`SessionLayer`): 403.
+    Session(SessionRefused),
+}
+
+impl Refused {
+    /// The status the refusal is answered with: 499 or 403.
+    pub fn status(&self) -> StatusCode {
+        match self {
+            Self::ByNewerCall(cancelled) => cancelled.status(),
+            Self::Session(refused) => refused.status(),
+        }
+    }
+
+    /// Its stable code: `CANCELLED_BY_NEWER_CALL`, or the session's (`CSRF_CHECK_FAILED`,
+    /// `ORIGIN_NOT_TRUSTED`, …).
+    pub fn code(&self) -> &'static str {
+        match self {
+            Self::ByNewerCall(_) => "CANCELLED_BY_NEWER_CALL",
+            Self::Session(refused) => refused.reason().code(),
+        }
+    }
+
+    /// The refusal in one sentence.
+    pub fn message(&self) -> String {
+        match self {
+            Self::ByNewerCall(cancelled) => cancelled.to_string(),
+            Self::Session(refused) => refused.to_string(),
+        }
+    }
+
+    /// The layer's refusal in the error chain of `error`, if any.
+    fn find(error: &(dyn std::error::Error + 'static)) -> Option<Self> {
+        let mut current = Some(error);
+        while let Some(error) = current {
+            if let Some(cancelled) = error.downcast_ref::<Cancelled>() {
+                return Some(Self::ByNewerCall(cancelled.clone()));
+            }
+            if let Some(refused) = error.downcast_ref::<SessionRefused>() {
+                return Some(Self::Session(*refused));
+            }
+            current = error.source();
+        }
+        None
     }
 }
 
@@ -124,22 +179,27 @@ impl Error {
     /// or a network failure; anything else a layer raises counts as a network failure of kind
     /// [`NetworkErrorKind::Other`] (no response came).
     pub(crate) fn from_stack(source: BoxError) -> Self {
+        if let Some(refused) = Refused::find(&*source) {
+            let http = refusal(&refused);
+            return Self::new(Kind::Http(http), Some(source));
+        }
         let mut current: Option<&(dyn std::error::Error + 'static)> = Some(&*source);
         while let Some(error) = current {
-            if let Some(cancelled) = error.downcast_ref::<Cancelled>() {
-                let http = refusal(cancelled.status(), "CANCELLED_BY_NEWER_CALL", cancelled);
-                return Self::new(Kind::Http(http), Some(source));
-            }
-            if let Some(refused) = error.downcast_ref::<SessionRefused>() {
-                let http = refusal(refused.status(), refused.reason().code(), refused);
-                return Self::new(Kind::Http(http), Some(source));
-            }
             if error.is::<Elapsed>() {
                 return Self::new(Kind::Timeout, Some(source));
             }
             current = error.source();
         }
         Self::from_network(source)
+    }
+
+    /// The layer's refusal this call failed with, typed (its status, code and message), when a
+    /// layer of the stack refused it before anything was sent.
+    pub fn refused(&self) -> Option<Refused> {
+        self.inner
+            .source
+            .as_deref()
+            .and_then(|source| Refused::find(source))
     }
 
     pub(crate) fn timeout() -> Self {

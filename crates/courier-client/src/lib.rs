@@ -78,6 +78,6 @@ mod transport;
 pub mod ws;
 
 pub use caller::{Call, Caller, CallerBuilder, Client, ClientBuilder};
-pub use error::{Close, Error, HttpError};
+pub use error::{Close, Error, HttpError, Refused};
 pub use proxy::ProxyCaller;
 pub use transport::{classify, NetworkErrorKind, Transport, TransportCache, TransportError};

@@ -9,7 +9,6 @@ use axum::body::Body as AxumBody;
 use axum::extract::{ConnectInfo, State};
 use axum::http::{Method, Request};
 use axum::response::{IntoResponse, Response};
-use axum::Json;
 use courier_client::Error;
 use courier_core::context::ServedRequest;
 use courier_core::encode::{FilePart, Form, Variables};
@@ -307,11 +306,12 @@ fn with_served_headers(mut response: Response, served: &ServedRequest) -> Respon
     response
 }
 
-/// The refusal for a call that failed before an upstream response came.
+/// The refusal for a call that failed before an upstream response came: a layer's own
+/// (cancelled by a newer call, the session's checks), from its typed cause; else the upstream's
+/// silence (502), its timeout (504), or variables the endpoint cannot use (400).
 pub(crate) fn failure(error: &Error) -> Response {
-    if let Some(http) = error.http_error() {
-        // A layer's own refusal: cancelled (499), the session's checks (403).
-        return (http.status, Json(http.data.clone())).into_response();
+    if let Some(refused) = error.refused() {
+        return Refusal::Layer(refused).into_response();
     }
     let message = error.to_string();
     if error.is_timeout() {

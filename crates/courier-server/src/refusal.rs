@@ -19,6 +19,9 @@ pub(crate) enum Refusal {
         /// What failed.
         message: String,
     },
+    /// A layer of the call's stack refused it before anything was sent: 499
+    /// `CANCELLED_BY_NEWER_CALL`, or 403 with the session's code.
+    Layer(courier_client::Refused),
     /// 404 `ENDPOINT_NOT_IN_ROUTES`: no such source or endpoint, or not exposed, or not of
     /// the kind its path serves.
     NotInRoutes(String),
@@ -42,6 +45,7 @@ impl Refusal {
         match self {
             Self::BadRequest(_) => StatusCode::BAD_REQUEST,
             Self::Session { .. } => StatusCode::FORBIDDEN,
+            Self::Layer(refused) => refused.status(),
             Self::NotInRoutes(_) => StatusCode::NOT_FOUND,
             Self::MethodNotAllowed(_) => StatusCode::METHOD_NOT_ALLOWED,
             Self::RequestTimeout(_) => StatusCode::REQUEST_TIMEOUT,
@@ -57,6 +61,7 @@ impl Refusal {
         match self {
             Self::BadRequest(_) => "BAD_REQUEST",
             Self::Session { code, .. } => code,
+            Self::Layer(refused) => refused.code(),
             Self::NotInRoutes(_) => "ENDPOINT_NOT_IN_ROUTES",
             Self::MethodNotAllowed(_) => "METHOD_NOT_ALLOWED",
             Self::RequestTimeout(_) => "REQUEST_TIMEOUT",
@@ -68,8 +73,9 @@ impl Refusal {
     }
 
     /// What it says, the body's `error.message`.
-    pub(crate) fn message(&self) -> &str {
+    pub(crate) fn message(&self) -> std::borrow::Cow<'_, str> {
         match self {
+            Self::Layer(refused) => refused.message().into(),
             Self::Session { message, .. }
             | Self::BadRequest(message)
             | Self::NotInRoutes(message)
@@ -78,7 +84,7 @@ impl Refusal {
             | Self::PayloadTooLarge(message)
             | Self::UnsupportedMediaType(message)
             | Self::UpstreamUnreachable(message)
-            | Self::UpstreamTimeout(message) => message,
+            | Self::UpstreamTimeout(message) => message.as_str().into(),
         }
     }
 }

@@ -86,7 +86,7 @@ mod tests {
             Ok(Variables::Json(value)) => Ok(value),
             Ok(Variables::None) => Ok(Value::Null),
             Ok(Variables::Form(_)) => unreachable!("JSON bodies hold no form"),
-            Err(refusal) => Err(refusal.message().to_owned()),
+            Err(refusal) => Err(refusal.message().into_owned()),
         }
     }
 
