@@ -42,18 +42,7 @@ fn runtime() -> Runtime {
 }
 
 fn serve(runtime: &Runtime, app: Router) -> SocketAddr {
-    runtime.block_on(async {
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let addr = listener.local_addr().unwrap();
-        tokio::spawn(async move {
-            axum::serve(
-                listener,
-                app.into_make_service_with_connect_info::<SocketAddr>(),
-            )
-            .await
-        });
-        addr
-    })
+    runtime.block_on(courier_test_support::serve(app))
 }
 
 fn backend() -> Router {

@@ -33,8 +33,8 @@ use std::process::ExitCode;
 /// `courier routes` command for an API declared in Rust. See the [module docs](self).
 #[derive(Debug)]
 pub struct Command {
-    routes: Routes,
-    boundary: Routes,
+    source: String,
+    api: ApiDef,
     types: types::Types,
 }
 
@@ -57,8 +57,8 @@ impl Command {
     /// The command for `api`, registered with the proxy as source `source` (the wire's `_s`).
     pub fn new(source: &str, api: &ApiDef) -> Self {
         Self {
-            routes: Routes::from_api(source, api),
-            boundary: Routes::boundary(source, api),
+            source: source.to_owned(),
+            api: api.clone(),
             types: types::Types::new(),
         }
     }
@@ -94,20 +94,14 @@ impl Command {
             }
         };
         let routes = if flags.boundary {
-            &self.boundary
+            Routes::boundary(&self.source, &self.api)
         } else {
-            &self.routes
+            Routes::from_api(&self.source, &self.api)
         };
         let text = if flags.ts {
             match routes.to_typescript_with(&self.types) {
                 Ok(text) => text,
-                Err(err) => {
-                    eprintln!(
-                        "{}",
-                        serde_json::json!({ "error": err.code().as_str(), "message": err.to_string() })
-                    );
-                    return ExitCode::from(2);
-                }
+                Err(err) => return configuration_error(&err),
             }
         } else {
             routes.to_json_file()
@@ -136,15 +130,18 @@ impl Command {
                 );
                 ExitCode::from(1)
             }
-            Err(ModuleError::Io(err)) => {
-                eprintln!(
-                    "{}",
-                    serde_json::json!({ "error": err.code().as_str(), "message": err.to_string() })
-                );
-                ExitCode::from(2)
-            }
+            Err(ModuleError::Io(err)) => configuration_error(&err),
         }
     }
+}
+
+/// Reports `err` on stderr as `courier routes` does, and exits 2.
+fn configuration_error(err: &courier_core::ConfigurationError) -> ExitCode {
+    eprintln!(
+        "{}",
+        serde_json::json!({ "error": err.code().as_str(), "message": err.to_string() })
+    );
+    ExitCode::from(2)
 }
 
 fn parse(args: impl Iterator<Item = String>) -> Result<Flags, String> {

@@ -15,27 +15,7 @@ async fn serves_the_files_sources_and_stops_on_sigterm() {
     let backend = users_backend().await;
 
     let dir = tempfile::tempdir().unwrap();
-    let config = dir.path().join("courier.toml");
-    std::fs::write(
-        &config,
-        format!(
-            r#"
-[proxy]
-http = "/rpc"
-
-[sources.demo]
-base_url = "http://{backend}"
-
-[sources.demo.groups.users]
-prefix = "/users"
-expose = true
-
-[sources.demo.groups.users.endpoints.get]
-get = "/:id"
-"#
-        ),
-    )
-    .unwrap();
+    let config = users_config(&dir, backend, "[proxy]\nhttp = \"/rpc\"");
 
     let (mut child, addr) = spawn_serve(&config, &[]).await;
 
@@ -131,28 +111,8 @@ async fn serves_the_static_front_end_beside_the_proxy_on_one_origin() {
     std::fs::create_dir(dir.path().join("web")).unwrap();
     std::fs::write(dir.path().join("web/index.html"), "<h1>the app</h1>").unwrap();
     std::fs::write(dir.path().join("web/app.js"), "export {};").unwrap();
-    let config = dir.path().join("courier.toml");
     // `dir` resolves against the file's own folder, wherever `courier serve` runs.
-    std::fs::write(
-        &config,
-        format!(
-            r#"
-[static]
-dir = "web"
-
-[sources.demo]
-base_url = "http://{backend}"
-
-[sources.demo.groups.users]
-prefix = "/users"
-expose = true
-
-[sources.demo.groups.users.endpoints.get]
-get = "/:id"
-"#
-        ),
-    )
-    .unwrap();
+    let config = users_config(&dir, backend, "[static]\ndir = \"web\"");
     let (mut child, addr) = spawn_serve(&config, &[]).await;
     let get =
         |target: &str| format!("GET {target} HTTP/1.1\r\nhost: app\r\nconnection: close\r\n\r\n");
@@ -184,6 +144,35 @@ get = "/:id"
     assert_eq!(out.status.code(), Some(2));
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("is not a directory"), "{stderr}");
+}
+
+/// `courier.toml` in `dir`: `head` (a `[proxy]` or `[static]` table), then source `demo` at
+/// `backend` with its exposed `users.get` (`GET /users/:id`).
+fn users_config(
+    dir: &tempfile::TempDir,
+    backend: std::net::SocketAddr,
+    head: &str,
+) -> std::path::PathBuf {
+    let config = dir.path().join("courier.toml");
+    std::fs::write(
+        &config,
+        format!(
+            r#"{head}
+
+[sources.demo]
+base_url = "http://{backend}"
+
+[sources.demo.groups.users]
+prefix = "/users"
+expose = true
+
+[sources.demo.groups.users.endpoints.get]
+get = "/:id"
+"#
+        ),
+    )
+    .unwrap();
+    config
 }
 
 /// A backend answering `GET /users/{id}` with `{"id": id}`, on 127.0.0.1.

@@ -88,19 +88,19 @@ impl Refused {
         }
     }
 
+    /// `error` itself, when it is a layer's refusal.
+    fn of(error: &(dyn std::error::Error + 'static)) -> Option<Self> {
+        if let Some(cancelled) = error.downcast_ref::<Cancelled>() {
+            return Some(Self::ByNewerCall(cancelled.clone()));
+        }
+        error
+            .downcast_ref::<SessionRefused>()
+            .map(|refused| Self::Session(*refused))
+    }
+
     /// The layer's refusal in the error chain of `error`, if any.
     fn find(error: &(dyn std::error::Error + 'static)) -> Option<Self> {
-        let mut current = Some(error);
-        while let Some(error) = current {
-            if let Some(cancelled) = error.downcast_ref::<Cancelled>() {
-                return Some(Self::ByNewerCall(cancelled.clone()));
-            }
-            if let Some(refused) = error.downcast_ref::<SessionRefused>() {
-                return Some(Self::Session(*refused));
-            }
-            current = error.source();
-        }
-        None
+        std::iter::successors(Some(error), |e| e.source()).find_map(Self::of)
     }
 }
 
@@ -179,12 +179,12 @@ impl Error {
     /// or a network failure; anything else a layer raises counts as a network failure of kind
     /// [`NetworkErrorKind::Other`] (no response came).
     pub(crate) fn from_stack(source: BoxError) -> Self {
-        if let Some(refused) = Refused::find(&*source) {
-            let http = refusal(&refused);
-            return Self::new(Kind::Http(http), Some(source));
-        }
         let mut current: Option<&(dyn std::error::Error + 'static)> = Some(&*source);
         while let Some(error) = current {
+            if let Some(refused) = Refused::of(error) {
+                let http = refusal(&refused);
+                return Self::new(Kind::Http(http), Some(source));
+            }
             if error.is::<Elapsed>() {
                 return Self::new(Kind::Timeout, Some(source));
             }

@@ -216,16 +216,7 @@ async fn proxy(upstream: SocketAddr) -> SocketAddr {
         .ws_path("/api/ws")
         .into_router()
         .unwrap();
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    tokio::spawn(async move {
-        axum::serve(
-            listener,
-            app.into_make_service_with_connect_info::<SocketAddr>(),
-        )
-        .await
-    });
-    addr
+    listen(app).await
 }
 
 struct Reply {
