@@ -3,8 +3,10 @@
 //!
 //! - [`Caller<A>`](Caller): the typed views of an API of shape `A` (`#[derive(courier::Api)]`)
 //!   over a [`Client`]: `caller.users().get(UserId(7)).await`.
-//! - [`Client`]: calls by dotted path with JSON variables, the
-//!   [`Dispatch`](courier_core::Dispatch) typed views run on, and a `tower::Service<Call>`.
+//! - [`Client`]: calls straight to the upstream — by dotted path with JSON variables, as the
+//!   [`Dispatch`](courier_core::Dispatch) typed views run on, and as a `tower::Service<Call>`.
+//! - [`ProxyCaller<A>`](ProxyCaller): the same typed views over a
+//!   [`ProxyClient`](proxy::ProxyClient), which calls through an app server's proxy route.
 //! - [`Transport`]: the default HTTP transport — hyper-util's pooled client over rustls, HTTP/1.1
 //!   and HTTP/2 by ALPN — and [`TransportCache`], which picks each call's transport.
 //! - [`Error`]: one error type for every way a call can fail.
@@ -71,8 +73,10 @@
 
 mod caller;
 mod error;
+mod opener;
 mod progress;
 pub mod proxy;
+mod read;
 pub mod sse;
 mod transport;
 pub mod ws;

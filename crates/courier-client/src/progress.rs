@@ -1,7 +1,7 @@
 //! Upload progress: a body wrapper that reports how much of the body the connection has read.
 
 use bytes::Bytes;
-use courier_core::{Body, BoxError, Progress, UploadProgress};
+use courier_core::{Body, BoxError, CallOptions, Progress, UploadProgress};
 use http_body::{Body as _, Frame, SizeHint};
 use std::pin::Pin;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -23,6 +23,15 @@ pin_project_lite::pin_project! {
         total: Option<u64>,
         report: UploadProgress,
         done: Arc<AtomicBool>,
+    }
+}
+
+/// Wraps `request`'s body to report its upload when the call's options ask for it.
+pub(crate) fn watch_upload(request: &mut http::Request<Body>, options: Option<&CallOptions>) {
+    if let Some(progress) = options.and_then(CallOptions::upload_progress) {
+        let body = std::mem::take(request.body_mut());
+        let done = Arc::new(AtomicBool::new(false));
+        *request.body_mut() = Body::new(ProgressBody::new(body, progress.clone(), done));
     }
 }
 

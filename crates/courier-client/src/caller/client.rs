@@ -1,17 +1,15 @@
 //! [`Client`]: an API's calls over a transport, untyped (dotted paths and JSON) or through the
 //! typed views of a [`Caller`](super::Caller).
 
-use crate::error::{Error, HttpError};
-use crate::progress::ProgressBody;
-use crate::proxy::Route;
+use crate::error::Error;
+use crate::opener::{handshake_request, Opener};
+use crate::read::{self, ReadAs};
 use crate::transport::{Transport, TransportCache, TransportService};
-use bytes::Bytes;
 use courier_core::encode::Variables;
 use courier_core::{
-    build_request, call_transport, resolve_path_options, ApiDef, Body, BodyService, BoxError,
-    CallOptions, CancellationToken, Dispatch, EndpointMeta, FromResponse, HttpCallRequest,
-    HttpResponse, HttpService, IntoVariables, Middleware, ResolvedEndpoint, ResponseBody,
-    ResponseType, RetryPolicy, RetrySetting,
+    build_request, call_transport, resolve_path_options, ApiDef, Body, BodyService, BoxFuture,
+    CallOptions, Dispatch, FromResponse, HttpCallRequest, HttpResponse, HttpService, IntoVariables,
+    Middleware, ResolvedEndpoint, RetryPolicy, RetrySetting,
 };
 use courier_layers::cancel_previous::{CancelPrevious, CancelPreviousLayer};
 use courier_layers::coalesce::{Coalesce, CoalesceBody, CoalesceLayer};
@@ -19,19 +17,18 @@ use courier_layers::forward::{Forward, ForwardLayer};
 use courier_layers::retry::{self, RetryLayer};
 use courier_layers::session::{Session, SessionLayer};
 use courier_layers::timeout::{Timeout, TimeoutLayer};
-use http::{Method, Request, Response, StatusCode};
-use http_body_util::BodyExt;
+use http::{HeaderMap, Method, Request, Response};
 use serde_json::{Map, Value};
 use std::future::Future;
-use std::pin::{pin, Pin};
-use std::sync::atomic::AtomicBool;
+use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll};
-use std::time::Duration;
 use tower::util::{Either, MapResponse};
 use tower::{Layer, Service, ServiceBuilder, ServiceExt};
 
-/// An API's calls over a transport: cheap to clone (an `Arc` inside), usable from any task.
+/// An API's calls, straight to its upstream over a transport: cheap to clone (an `Arc` inside),
+/// usable from any task. (Calls through an app server's proxy route are
+/// [`ProxyClient`](crate::proxy::ProxyClient)'s.)
 ///
 /// A `Client` calls endpoints by dotted path with JSON variables ([`Client::call`]) — what the
 /// CLI and the proxy do — and is the [`Dispatch`] that typed views run on; most code holds a
@@ -68,8 +65,6 @@ struct Inner {
     /// the endpoint it was built for.
     services: Vec<(usize, EndpointService)>,
     ws: courier_core::WsOptions,
-    /// Set for a proxy caller's client: calls go to the proxy route.
-    proxy: Option<Route>,
 }
 
 /// Builds a [`Client`]: the API, the default transport's settings, the default retry policy
@@ -81,16 +76,9 @@ pub struct ClientBuilder {
     retry: Option<RetryPolicy>,
     layers: Vec<Middleware>,
     ws: courier_core::WsOptions,
-    proxy: Option<Route>,
 }
 
 impl ClientBuilder {
-    /// Sends every call to a proxy route instead of the upstream (the proxy caller).
-    pub(crate) fn proxy(mut self, route: Route) -> Self {
-        self.proxy = Some(route);
-        self
-    }
-
     /// The default transport (for endpoints whose group and source set neither `fetch` nor
     /// `dispatcher`).
     pub fn transport(mut self, transport: Transport) -> Self {
@@ -144,36 +132,15 @@ impl ClientBuilder {
     pub fn build(self) -> Result<Client, Error> {
         let transports = TransportCache::new(self.transport).map_err(Error::transport)?;
         let source = self.api.options();
-        let stack = match &self.proxy {
-            // A proxy caller's calls run the caller's own layers; the source's middleware,
-            // session and forwarded headers are the server's.
-            Some(route) => Stack {
-                retry: None,
-                coalesce: CoalesceLayer::new(),
-                middleware: self.layers,
-                session: None,
-                forward: None,
-                cancel_previous: route
-                    .metas
-                    .values()
-                    .any(EndpointMeta::cancels_previous)
-                    .then(CancelPreviousLayer::new),
-                proxied: true,
-            },
-            None => {
-                let mut middleware = source.middleware.clone();
-                middleware.extend(self.layers);
-                Stack {
-                    retry: self.retry.map(RetryLayer::new),
-                    coalesce: CoalesceLayer::new(),
-                    middleware,
-                    session: source.session.clone().map(SessionLayer::new),
-                    forward: source.forward.clone().map(ForwardLayer::new),
-                    cancel_previous: (!source.cancel_previous.is_empty())
-                        .then(CancelPreviousLayer::new),
-                    proxied: false,
-                }
-            }
+        let mut middleware = source.middleware.clone();
+        middleware.extend(self.layers);
+        let stack = Stack {
+            retry: self.retry.map(RetryLayer::new),
+            coalesce: CoalesceLayer::new(),
+            middleware,
+            session: source.session.clone().map(SessionLayer::new),
+            forward: source.forward.clone().map(ForwardLayer::new),
+            cancel_previous: (!source.cancel_previous.is_empty()).then(CancelPreviousLayer::new),
         };
         // Ordinals run from 0 up to the number of endpoints: in their order, each stack sits at
         // its endpoint's ordinal.
@@ -193,7 +160,6 @@ impl ClientBuilder {
                 stack,
                 services,
                 ws: self.ws,
-                proxy: self.proxy,
             }),
         })
     }
@@ -211,9 +177,6 @@ struct Stack {
     forward: Option<ForwardLayer>,
     /// One for the client: a newer call cancels an older one of the same endpoint.
     cancel_previous: Option<CancelPreviousLayer>,
-    /// A proxy caller's stack: one transport (the builder's, or the call's), no endpoint
-    /// layers.
-    proxied: bool,
 }
 
 /// Coalescing, retry (unless turned off) and the timeout over the transport: the layers below
@@ -245,11 +208,7 @@ impl Stack {
         transports: &TransportCache,
         options: Option<&CallOptions>,
     ) -> Result<EndpointService, Error> {
-        let settings = if self.proxied {
-            options.map(|o| o.transport().clone()).unwrap_or_default()
-        } else {
-            call_transport(endpoint, options)
-        };
+        let settings = call_transport(endpoint, options);
         let transport = transports.transport(&settings).map_err(Error::transport)?;
         let core: Core = ServiceBuilder::new()
             .map_response(into_body as fn(_) -> _)
@@ -257,12 +216,7 @@ impl Stack {
             .option_layer(self.retry.clone())
             .layer(TimeoutLayer::from_meta())
             .service(transport);
-        let none = Vec::new();
-        let own = if self.proxied {
-            &none
-        } else {
-            &endpoint.definition().options().layers
-        };
+        let own = &endpoint.definition().options().layers;
         let middle = if self.middleware.is_empty() && own.is_empty() {
             Either::Left(core)
         } else {
@@ -328,7 +282,6 @@ impl Client {
             retry: Some(RetryPolicy::default()),
             layers: Vec::new(),
             ws: courier_core::WsOptions::default(),
-            proxy: None,
         }
     }
 
@@ -369,25 +322,13 @@ impl Client {
         variables: Variables,
         options: Option<&CallOptions>,
     ) -> Result<HttpResponse<R>, Error> {
-        let source = self.inner.api.options();
-        let call_signal = options.and_then(CallOptions::signal_value);
-        // The call's future is pinned here once and borrowed by either way of awaiting it:
-        // moving it into `select!` would keep room for it twice in this future.
-        let mut work = pin!(self.send::<R>(endpoint, variables, options));
-        let result = if call_signal.is_none() && source.signal.is_none() {
-            work.await
-        } else {
-            tokio::select! {
-                biased;
-                () = cancelled(call_signal, source.signal.as_ref()) => Err(Error::cancelled()),
-                result = &mut work => result,
-            }
-        };
-        let result = result.map_err(|e| e.with_endpoint(endpoint.path()));
-        if let Some(route) = &self.inner.proxy {
-            route.report(endpoint.path(), &result);
-        }
-        result
+        read::unless_cancelled(
+            options.and_then(CallOptions::signal_value),
+            self.inner.api.options().signal.as_ref(),
+            self.send::<R>(endpoint, variables, options),
+        )
+        .await
+        .map_err(|e| e.with_endpoint(endpoint.path()))
     }
 
     async fn send<R: FromResponse>(
@@ -396,95 +337,29 @@ impl Client {
         variables: Variables,
         options: Option<&CallOptions>,
     ) -> Result<HttpResponse<R>, Error> {
-        let api = &self.inner.api;
         // Without path options to resolve (which may be async) the request is built at once.
-        let mut request = if self.inner.proxy.is_none() && endpoint.path_options().is_empty() {
+        let mut request = if endpoint.path_options().is_empty() {
             self.build(endpoint, variables, &Map::new(), options)?
         } else {
             self.request(endpoint, variables, options).await?
         };
         let head = request.method() == Method::HEAD;
-        let meta = self.meta(endpoint, options);
+        let meta = endpoint.meta().with_call(options);
         let timeout = meta.timeout_value();
         request.extensions_mut().insert(meta);
-        if let Some(progress) = options.and_then(CallOptions::upload_progress) {
-            let body = std::mem::take(request.body_mut());
-            let done = Arc::new(AtomicBool::new(false));
-            *request.body_mut() = Body::new(ProgressBody::new(body, progress.clone(), done));
-        }
-        let response = match self
-            .inner
-            .proxy
-            .as_ref()
-            .and_then(|route| route.jar.as_ref())
-        {
-            None => {
-                // Readied and called here rather than through `oneshot`, which would move the
-                // request and the stack into a future of its own first.
-                let mut service = self.service_for(endpoint, options)?;
-                let call = service
-                    .ready()
-                    .await
-                    .map_err(Error::from_stack)?
-                    .call(request);
-                drop(service);
-                call.await.map_err(Error::from_stack)?
-            }
-            // Boxed: only a proxy caller with a cookie jar goes this way, and its future would
-            // otherwise set the size of every call's.
-            Some(_) => Box::pin(self.dispatch(endpoint, request, options)).await?,
-        };
-        let (parts, body) = response.into_parts();
-
-        if parts.status.as_u16() >= 400 {
-            let bytes = collect(body, timeout).await?;
-            return Err(Error::from_http(HttpError::from_parts(
-                parts.status,
-                parts.headers,
-                &bytes,
-            )));
-        }
-
-        let http = endpoint.definition().as_http();
-        let streams = R::STREAM || http.is_some_and(|h| h.is_stream_response());
-        let body = if streams {
-            ResponseBody::Stream(body)
-        } else {
-            let bytes = collect(body, timeout).await?;
-            if parts.status == StatusCode::NO_CONTENT || head {
-                ResponseBody::Empty
-            } else if let Some(parser) = &api.options().response_parser {
-                let value = parser
-                    .parse(&parts, bytes)
-                    .map_err(|e| Error::decode(parts.status, e))?;
-                ResponseBody::Value(value)
-            } else {
-                let by_content_type = self
-                    .inner
-                    .proxy
-                    .as_ref()
-                    .and_then(|route| route.response_type(&parts.headers));
-                let response_type = by_content_type
-                    .or_else(|| http.and_then(|h| h.response_type_override()))
-                    .unwrap_or(api.options().response_type);
-                match response_type {
-                    ResponseType::Json if bytes.is_empty() => ResponseBody::Empty,
-                    ResponseType::Json => ResponseBody::Json(bytes),
-                    ResponseType::Text => ResponseBody::Text(
-                        String::from_utf8(bytes.to_vec())
-                            .map_err(|e| Error::decode(parts.status, e))?,
-                    ),
-                    ResponseType::Bytes => ResponseBody::Bytes(bytes),
-                    ResponseType::Form => ResponseBody::Form(bytes),
-                }
-            }
-        };
-        let data = R::from_response(body).map_err(|e| Error::decode(parts.status, e))?;
-        Ok(HttpResponse {
-            status: parts.status,
-            headers: parts.headers,
-            data,
-        })
+        crate::progress::watch_upload(&mut request, options);
+        // Readied and called here rather than through `oneshot`, which would move the request
+        // and the stack into a future of its own first.
+        let mut service = self.service_for(endpoint, options)?;
+        let call = service
+            .ready()
+            .await
+            .map_err(Error::from_stack)?
+            .call(request);
+        drop(service);
+        let response = call.await.map_err(Error::from_stack)?;
+        let api = &self.inner.api;
+        read::response(api, endpoint, response, head, timeout, ReadAs::Definition).await
     }
 }
 
@@ -497,9 +372,6 @@ impl Client {
         variables: Variables,
         options: Option<&CallOptions>,
     ) -> Result<Request<Body>, Error> {
-        if let Some(route) = &self.inner.proxy {
-            return route.request(endpoint, variables, options);
-        }
         let values = resolve_path_options(endpoint.path_options(), None)
             .await
             .map_err(Error::path_options)?;
@@ -521,32 +393,6 @@ impl Client {
             request.extensions_mut().insert(served.clone());
         }
         Ok(request)
-    }
-
-    /// Sends `request` down `endpoint`'s layer stack and transport; a proxy caller's cookie jar
-    /// adds its cookies first and keeps what the response sets.
-    async fn dispatch(
-        &self,
-        endpoint: &ResolvedEndpoint,
-        mut request: Request<Body>,
-        options: Option<&CallOptions>,
-    ) -> Result<Response<Body>, Error> {
-        let service = self.service_for(endpoint, options)?;
-        let jar = self
-            .inner
-            .proxy
-            .as_ref()
-            .and_then(|route| route.jar.as_ref())
-            .map(|jar| {
-                let uri = request.uri().clone();
-                jar.add_to(&uri, request.headers_mut());
-                (jar, uri)
-            });
-        let response = service.oneshot(request).await.map_err(Error::from_stack)?;
-        if let Some((jar, uri)) = jar {
-            jar.store_from(&uri, response.headers());
-        }
-        Ok(response)
     }
 
     /// The stack a call of `endpoint` goes down: the endpoint's own, or one over the call's
@@ -571,97 +417,23 @@ impl Client {
             .service(endpoint, &self.inner.transports, own_transport)
     }
 
-    /// The facts of a call of `endpoint` that the layers read, the call's options applied.
-    fn meta(&self, endpoint: &ResolvedEndpoint, options: Option<&CallOptions>) -> EndpointMeta {
-        match &self.inner.proxy {
-            Some(route) => route.meta(endpoint, options),
-            None => endpoint.meta().with_call(options),
-        }
-    }
-
-    /// A typed view's variables, encoded for `endpoint`; a proxy caller first refuses raw bytes
-    /// (`PROXY_VARIABLE_NOT_SERIALIZABLE`), before anything is sent.
-    pub(crate) fn variables<V: IntoVariables>(
-        &self,
-        endpoint: &ResolvedEndpoint,
-        variables: V,
-    ) -> Result<Variables, Error> {
-        if self.inner.proxy.is_some() {
-            if let Some(at) = variables.raw_bytes() {
-                return Err(crate::proxy::not_serializable(
-                    endpoint.path(),
-                    format!(
-                        "`{at}` holds raw bytes, which JSON cannot carry: send files in a `Form`"
-                    ),
-                ));
-            }
-        }
-        typed_variables(endpoint, variables)
-    }
-
-    /// Whether this client calls through a proxy route: streams and channels are then never
-    /// served in process, even implemented ones.
-    pub(crate) fn is_proxy(&self) -> bool {
-        self.inner.proxy.is_some()
-    }
-
-    /// The headers a proxy caller sends in each socket's first frame.
-    pub(crate) fn proxy_headers(&self) -> Option<&http::HeaderMap> {
-        self.inner.proxy.as_ref().map(|r| &r.headers)
-    }
-
-    /// Sends the opening request of a stream or channel (its handshake GET, with `headers`
-    /// added over the built ones) through the endpoint's layer stack, and returns the response
-    /// with its body unread and its extensions (a protocol upgrade) intact. The status is the
-    /// caller's to judge. A stream or channel reconnecting calls this again, so path options,
-    /// middleware and the served context apply to every connection.
-    pub(crate) async fn handshake(
+    /// Sends the opening request of a stream or channel, or a pass-through call, through the
+    /// endpoint's layer stack; see [`Opener::handshake`].
+    async fn handshake_with(
         &self,
         endpoint: &ResolvedEndpoint,
         variables: Variables,
         options: Option<&CallOptions>,
-        headers: http::HeaderMap,
-    ) -> Result<Response<Body>, Error> {
-        self.handshake_with(endpoint, variables, options, headers, None)
-            .await
-    }
-
-    /// [`Client::handshake`] with a query parameter added to the address (a channel's `_h=1`,
-    /// announcing its hello frame).
-    pub(crate) async fn handshake_with(
-        &self,
-        endpoint: &ResolvedEndpoint,
-        variables: Variables,
-        options: Option<&CallOptions>,
-        headers: http::HeaderMap,
+        headers: HeaderMap,
         param: Option<(&str, &str)>,
     ) -> Result<Response<Body>, Error> {
-        let mut request = self
-            .request(endpoint, variables, options)
-            .await
-            .map_err(|e| e.with_endpoint(endpoint.path()))?;
-        if let Some((name, value)) = param {
-            let uri = request.uri();
-            let joined = match uri.query() {
-                Some(query) if !query.is_empty() => format!("{}&{name}={value}", uri),
-                _ => format!("{}?{name}={value}", uri.to_string().trim_end_matches('?')),
-            };
-            *request.uri_mut() = joined.parse().map_err(|e| {
-                Error::from(courier_core::ConfigurationError::new(
-                    courier_core::ErrorCode::InvalidOption,
-                    format!("the handshake address does not parse: {e}"),
-                ))
-            })?;
-        }
-        for (name, value) in &headers {
-            request.headers_mut().insert(name, value.clone());
-        }
+        let mut request = self.request(endpoint, variables, options).await?;
+        handshake_request(&mut request, headers, param)?;
         request
             .extensions_mut()
-            .insert(self.meta(endpoint, options));
-        self.dispatch(endpoint, request, options)
-            .await
-            .map_err(|e| e.with_endpoint(endpoint.path()))
+            .insert(endpoint.meta().with_call(options));
+        let service = self.service_for(endpoint, options)?;
+        service.oneshot(request).await.map_err(Error::from_stack)
     }
 
     /// Calls the endpoint at `path` and hands back the upstream response as it came — status,
@@ -681,8 +453,9 @@ impl Client {
         options: Option<&CallOptions>,
     ) -> Result<Response<Body>, Error> {
         let endpoint = self.endpoint_at(path)?;
-        self.handshake(&endpoint, variables.into(), options, http::HeaderMap::new())
+        self.handshake_with(&endpoint, variables.into(), options, HeaderMap::new(), None)
             .await
+            .map_err(|e| e.with_endpoint(path))
     }
 
     /// The endpoint at dotted `path`; an unknown one is `ENDPOINT_NOT_IN_ROUTES`.
@@ -704,67 +477,40 @@ impl Client {
     }
 }
 
-/// A typed view's variables, encoded for `endpoint`; one that does not serialise is a
-/// configuration error naming the endpoint.
-pub(crate) fn typed_variables<V: IntoVariables>(
-    endpoint: &ResolvedEndpoint,
-    variables: V,
-) -> Result<Variables, Error> {
-    variables
-        .into_variables()
-        .map_err(|e| Error::variables(e).with_endpoint(endpoint.path()))
-}
-
-/// The variables of a stream or channel served in process, as its handler takes them: JSON.
-pub(crate) fn in_process_variables(variables: Variables) -> Result<Value, Error> {
-    match variables {
-        Variables::None => Ok(Value::Null),
-        Variables::Json(value) => Ok(value),
-        Variables::Form(_) => Err(courier_core::ConfigurationError::new(
-            courier_core::ErrorCode::InvalidOption,
-            "the variables of a stream or channel are JSON, not a form",
-        )
-        .into()),
+impl Opener for Client {
+    fn api(&self) -> &ApiDef {
+        &self.inner.api
     }
-}
 
-/// The error for a response a stream or channel cannot use: an [`HttpError`] with the body
-/// read (up to 64 KiB) for a status of 400 or more, else a protocol error with `cause`.
-pub(crate) async fn refused(response: Response<Body>, cause: impl Into<BoxError>) -> Error {
-    let (parts, body) = response.into_parts();
-    if parts.status.as_u16() < 400 {
-        return Error::protocol(parts.status, cause);
+    fn in_process(&self) -> bool {
+        true
     }
-    let read = http_body_util::Limited::new(body, 64 * 1024).collect();
-    let bytes = match tokio::time::timeout(Duration::from_secs(10), read).await {
-        Ok(Ok(collected)) => collected.to_bytes(),
-        _ => Bytes::new(),
-    };
-    Error::from_http(HttpError::from_parts(parts.status, parts.headers, &bytes))
-}
 
-/// Reads a buffered body whole; the call's timeout bounds the reading too, as it bounds each
-/// attempt up to the response head.
-async fn collect(body: Body, timeout: Option<Duration>) -> Result<Bytes, Error> {
-    let read = body.collect();
-    let collected = match timeout {
-        Some(limit) => tokio::time::timeout(limit, read)
-            .await
-            .map_err(|_| Error::timeout())?,
-        None => read.await,
-    };
-    Ok(collected.map_err(Error::from_network)?.to_bytes())
-}
+    fn variables<V: IntoVariables>(
+        &self,
+        endpoint: &ResolvedEndpoint,
+        variables: V,
+    ) -> Result<Variables, Error> {
+        read::variables(endpoint, variables)
+    }
 
-/// Resolves when either signal is cancelled; never when neither is given.
-async fn cancelled(a: Option<&CancellationToken>, b: Option<&CancellationToken>) {
-    match (a, b) {
-        (Some(a), Some(b)) => tokio::select! {
-            () = a.cancelled() => {},
-            () = b.cancelled() => {},
-        },
-        (Some(one), None) | (None, Some(one)) => one.cancelled().await,
-        (None, None) => std::future::pending().await,
+    fn hello_headers(&self) -> Option<&HeaderMap> {
+        None
+    }
+
+    fn handshake<'a>(
+        &'a self,
+        endpoint: &'a ResolvedEndpoint,
+        variables: Variables,
+        options: Option<&'a CallOptions>,
+        headers: HeaderMap,
+        param: Option<(&'static str, &'static str)>,
+    ) -> BoxFuture<'a, Result<Response<Body>, Error>> {
+        Box::pin(async move {
+            self.handshake_with(endpoint, variables, options, headers, param)
+                .await
+                .map_err(|e| e.with_endpoint(endpoint.path()))
+        })
     }
 }
 
@@ -781,7 +527,7 @@ impl Dispatch for Client {
         V: IntoVariables + Send,
     {
         let endpoint = request.endpoint;
-        let variables = self.variables(endpoint, request.variables)?;
+        let variables = read::variables(endpoint, request.variables)?;
         self.execute(endpoint, variables, request.options).await
     }
 }

@@ -1,19 +1,25 @@
-//! The direct client: [`Caller`] (typed views) over [`Client`] (the calls themselves).
+//! [`Caller`], the typed views over a client — the direct [`Client`] (the calls themselves) or
+//! the proxy caller's [`ProxyClient`](crate::proxy::ProxyClient).
 
 mod client;
 
-pub(crate) use self::client::{in_process_variables, refused};
 pub use self::client::{Call, Client, ClientBuilder};
 
 use crate::error::Error;
 use crate::transport::Transport;
 use courier_core::typed::{Api, ApiSpec};
+use courier_core::{BodyService, Dispatch, HttpService};
 use std::fmt;
 use std::marker::PhantomData;
 use std::ops::Deref;
 
-/// A typed client for an API of shape `A`: derefs to the typed views the derive wrote
-/// (`caller.users().get(UserId(7)).await`).
+/// A typed client for an API of shape `A` over the client `C`: derefs to the typed views the
+/// derive wrote (`caller.users().get(UserId(7)).await`).
+///
+/// `C` is the direct [`Client`] by default (built with [`Caller::new`] or [`Caller::builder`]);
+/// a [`ProxyCaller`](crate::ProxyCaller) is a `Caller` over a
+/// [`ProxyClient`](crate::proxy::ProxyClient), built with `ProxyCaller::routes`, `::source` or
+/// `::boundary`. The views, their values and their errors are the same over either.
 ///
 /// ```no_run
 /// # use courier_core as courier;
@@ -23,8 +29,17 @@ use std::ops::Deref;
 /// // let user = caller.users().get(UserId(7)).await?;
 /// # Ok(()) }
 /// ```
-pub struct Caller<A: ApiSpec> {
-    client: A::Client<Client>,
+pub struct Caller<A: ApiSpec, C: Dispatch = Client> {
+    client: A::Client<C>,
+}
+
+impl<A: ApiSpec, C: Dispatch> Caller<A, C> {
+    /// The typed views over `client`.
+    pub(crate) fn over(client: C) -> Self {
+        Self {
+            client: A::Client::from(client),
+        }
+    }
 }
 
 impl<A: ApiSpec> Caller<A> {
@@ -91,17 +106,7 @@ impl<A: ApiSpec> CallerBuilder<A> {
     /// Adds a tower layer to every call; see [`ClientBuilder::layer`].
     pub fn layer<L>(self, layer: L) -> Self
     where
-        L: tower::Layer<courier_core::HttpService> + Send + Sync + 'static,
-        L::Service: tower::Service<
-                http::Request<courier_core::Body>,
-                Response = http::Response<courier_core::Body>,
-            > + Clone
-            + Send
-            + Sync
-            + 'static,
-        <L::Service as tower::Service<http::Request<courier_core::Body>>>::Error:
-            Into<courier_core::BoxError>,
-        <L::Service as tower::Service<http::Request<courier_core::Body>>>::Future: Send + 'static,
+        L: tower::Layer<HttpService, Service: BodyService> + Send + Sync + 'static,
     {
         self.map(|c| c.layer(layer))
     }
@@ -122,9 +127,7 @@ impl<A: ApiSpec> CallerBuilder<A> {
     ///
     /// When a transport cannot be built.
     pub fn build(self) -> Result<Caller<A>, Error> {
-        Ok(Caller {
-            client: A::Client::from(self.client.build()?),
-        })
+        Ok(Caller::over(self.client.build()?))
     }
 
     fn map(self, f: impl FnOnce(ClientBuilder) -> ClientBuilder) -> Self {
@@ -141,17 +144,17 @@ impl<A: ApiSpec> fmt::Debug for CallerBuilder<A> {
     }
 }
 
-impl<A: ApiSpec> Deref for Caller<A> {
-    type Target = A::Client<Client>;
+impl<A: ApiSpec, C: Dispatch> Deref for Caller<A, C> {
+    type Target = A::Client<C>;
 
     fn deref(&self) -> &Self::Target {
         &self.client
     }
 }
 
-impl<A: ApiSpec> Clone for Caller<A>
+impl<A: ApiSpec, C: Dispatch> Clone for Caller<A, C>
 where
-    A::Client<Client>: Clone,
+    A::Client<C>: Clone,
 {
     fn clone(&self) -> Self {
         Self {
@@ -160,9 +163,9 @@ where
     }
 }
 
-impl<A: ApiSpec> fmt::Debug for Caller<A>
+impl<A: ApiSpec, C: Dispatch> fmt::Debug for Caller<A, C>
 where
-    A::Client<Client>: fmt::Debug,
+    A::Client<C>: fmt::Debug,
 {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_tuple("Caller").field(&self.client).finish()

@@ -1,19 +1,19 @@
 //! [`ProxyCaller`] and its builder.
 
+use super::client::ProxyClient;
 use super::hooks::{Hooks, Success};
 use super::route::{Route, RouteSettings};
-use crate::caller::{Client, ClientBuilder};
+use crate::caller::Caller;
 use crate::error::Error;
-use crate::transport::Transport;
+use crate::transport::{Transport, TransportCache};
 use courier_core::config::ProxyPaths;
 use courier_core::routes::Routes;
 use courier_core::typed::{Api, ApiSpec};
-use courier_core::{ApiDef, ConfigurationError, ErrorCode, WsOptions};
+use courier_core::{ApiDef, BodyService, ConfigurationError, ErrorCode, HttpService, WsOptions};
 use http::{HeaderMap, HeaderName, HeaderValue};
 use std::collections::HashSet;
 use std::fmt;
 use std::marker::PhantomData;
-use std::ops::Deref;
 use std::sync::Arc;
 use std::time::Duration;
 use url::Url;
@@ -45,11 +45,12 @@ pub enum Credentials {
 /// // let user = caller.users().get(UserId(7)).await?;
 /// # Ok(()) }
 /// ```
-pub struct ProxyCaller<A: ApiSpec> {
-    client: A::Client<Client>,
-}
+///
+/// It is a [`Caller`] over a [`ProxyClient`]: the typed wrapper is one, the client under it
+/// differs.
+pub type ProxyCaller<A> = Caller<A, ProxyClient>;
 
-impl<A: ApiSpec> ProxyCaller<A> {
+impl<A: ApiSpec> Caller<A, ProxyClient> {
     /// The routes form: the app's proxy at `base_url` (its origin, as a page's), the endpoints
     /// `routes` names. Coalescing and `cancel_previous` default to the routes' own.
     pub fn routes(base_url: impl Into<String>, routes: Routes) -> ProxyCallerBuilder<A> {
@@ -74,40 +75,12 @@ impl<A: ApiSpec> ProxyCaller<A> {
     }
 }
 
-impl<A: ApiSpec> ProxyCaller<A> {
+impl<A: ApiSpec> Caller<A, ProxyClient> {
     /// The boundary form: a record of the API's endpoints written without its definition
     /// ([`Routes::boundary`], the specification's `defineBoundary()`): every read goes as GET
     /// unless it has sensitive variables; the proxy refuses what it does not expose.
     pub fn boundary(base_url: impl Into<String>, boundary: Routes) -> ProxyCallerBuilder<A> {
         ProxyCallerBuilder::new(base_url.into(), Form::Routes(boundary))
-    }
-}
-
-impl<A: ApiSpec> Deref for ProxyCaller<A> {
-    type Target = A::Client<Client>;
-
-    fn deref(&self) -> &Self::Target {
-        &self.client
-    }
-}
-
-impl<A: ApiSpec> Clone for ProxyCaller<A>
-where
-    A::Client<Client>: Clone,
-{
-    fn clone(&self) -> Self {
-        Self {
-            client: self.client.clone(),
-        }
-    }
-}
-
-impl<A: ApiSpec> fmt::Debug for ProxyCaller<A>
-where
-    A::Client<Client>: fmt::Debug,
-{
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_tuple("ProxyCaller").field(&self.client).finish()
     }
 }
 
@@ -233,20 +206,10 @@ impl<A: ApiSpec> ProxyCallerBuilder<A> {
     }
 
     /// Adds a tower layer to every call, outside coalescing and the timeout; see
-    /// [`ClientBuilder::layer`].
+    /// [`ClientBuilder::layer`](crate::ClientBuilder::layer).
     pub fn layer<L>(mut self, layer: L) -> Self
     where
-        L: tower::Layer<courier_core::HttpService> + Send + Sync + 'static,
-        L::Service: tower::Service<
-                http::Request<courier_core::Body>,
-                Response = http::Response<courier_core::Body>,
-            > + Clone
-            + Send
-            + Sync
-            + 'static,
-        <L::Service as tower::Service<http::Request<courier_core::Body>>>::Error:
-            Into<courier_core::BoxError>,
-        <L::Service as tower::Service<http::Request<courier_core::Body>>>::Future: Send + 'static,
+        L: tower::Layer<HttpService, Service: BodyService> + Send + Sync + 'static,
     {
         self.layers.push(courier_core::Middleware::new(
             std::any::type_name::<L>(),
@@ -318,21 +281,19 @@ impl<A: ApiSpec> ProxyCallerBuilder<A> {
                 cancel_previous,
                 deduplicate: self.deduplicate,
                 hooks: self.hooks,
-                cookies: self.credentials == Credentials::Include,
             },
             &api,
         );
-        let mut builder: ClientBuilder = Client::builder(api)
-            .transport(self.transport)
-            .retry(false)
-            .ws(self.ws);
-        for layer in self.layers {
-            builder = builder.middleware(layer);
-        }
-        let client = builder.proxy(route).build()?;
-        Ok(ProxyCaller {
-            client: A::Client::from(client),
-        })
+        let transports = TransportCache::new(self.transport).map_err(Error::transport)?;
+        let client = ProxyClient::new(
+            api,
+            route,
+            transports,
+            self.layers,
+            self.credentials == Credentials::Include,
+            self.ws,
+        )?;
+        Ok(Caller::over(client))
     }
 }
 

@@ -1,17 +1,66 @@
 //! The proxy caller's cookie jar: what a browser's `credentials: "include"` does for the proxy
 //! route. Cookies the proxy sets (`set-cookie` passed back where allow-listed, or the app's own)
 //! are kept by RFC 6265's rules (`cookie_store`) and sent with every later call, stream and
-//! channel handshake to the addresses they match.
+//! channel handshake to the addresses they match. The jar is the outermost layer of the
+//! caller's stack: it adds its cookies before the other layers see a request (so coalescing
+//! tells two users' reads apart) and keeps what a response sets once they answer.
 
 use cookie_store::{CookieStore, RawCookie};
+use courier_core::{Body, BoxFuture};
 use http::header::{COOKIE, SET_COOKIE};
-use http::{HeaderMap, HeaderValue, Uri};
+use http::{HeaderMap, HeaderValue, Request, Response, Uri};
 use std::sync::{Arc, Mutex, PoisonError};
+use std::task::{Context, Poll};
+use tower::{Layer, Service};
 use url::Url;
 
-/// A shared jar; clones share the cookies.
+/// A shared jar; clones share the cookies. As a [`Layer`], it wraps a service in [`WithJar`].
 #[derive(Clone, Default)]
 pub(crate) struct Jar(Arc<Mutex<CookieStore>>);
+
+impl<S> Layer<S> for Jar {
+    type Service = WithJar<S>;
+
+    fn layer(&self, inner: S) -> WithJar<S> {
+        WithJar {
+            jar: self.clone(),
+            inner,
+        }
+    }
+}
+
+/// A service whose requests carry the jar's cookies and whose responses' cookies are kept.
+#[derive(Clone)]
+pub(crate) struct WithJar<S> {
+    jar: Jar,
+    inner: S,
+}
+
+impl<S> Service<Request<Body>> for WithJar<S>
+where
+    S: Service<Request<Body>, Response = Response<Body>>,
+    S::Future: Send + 'static,
+{
+    type Response = Response<Body>;
+    type Error = S::Error;
+    type Future = BoxFuture<'static, Result<Response<Body>, S::Error>>;
+
+    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), S::Error>> {
+        self.inner.poll_ready(cx)
+    }
+
+    fn call(&mut self, mut request: Request<Body>) -> Self::Future {
+        let uri = request.uri().clone();
+        self.jar.add_to(&uri, request.headers_mut());
+        let jar = self.jar.clone();
+        let call = self.inner.call(request);
+        Box::pin(async move {
+            let response = call.await?;
+            jar.store_from(&uri, response.headers());
+            Ok(response)
+        })
+    }
+}
 
 impl Jar {
     /// Adds a `cookie` header with the cookies that match `uri`, if any.

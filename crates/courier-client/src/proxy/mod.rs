@@ -60,24 +60,28 @@
 //!
 //! # What runs where
 //!
-//! The caller's stack is cancel-previous (the routes' or the source's `cancel_previous`, or
-//! every read with [`ProxyCallerBuilder::deduplicate`]), then the caller's own layers, then
-//! coalescing (identical reads in flight reach the proxy once), then the caller's timeout, then
-//! the transport. The cookie jar works around the whole stack: it adds its cookies to a request
-//! before the stack sees it (so coalescing tells two users' reads apart) and keeps what the
-//! response sets once the stack answers. No retry: the proxy's own client retries the upstream
-//! call. Session, forwarded headers, path options, the source's middleware and the endpoints'
-//! layers are the server's and run there. A proxied call resolves to the same value as the
-//! direct call: the proxy passes the upstream's status, allowed headers and body through.
+//! A [`ProxyCaller`] is a [`Caller`](crate::Caller) over a [`ProxyClient`], which writes each
+//! call as the wire above and sends it through a stack of its own: the cookie jar, then
+//! cancel-previous (the routes' or the source's `cancel_previous`, or every read with
+//! [`ProxyCallerBuilder::deduplicate`]), then the caller's own layers, then coalescing
+//! (identical reads in flight reach the proxy once), then the caller's timeout, then the
+//! transport. The jar is outermost: it adds its cookies to a request before the other layers
+//! see it (so coalescing tells two users' reads apart) and keeps what the response sets once
+//! they answer. No retry: the proxy's own client retries the upstream call. Session, forwarded
+//! headers, path options, the source's middleware and the endpoints' layers are the server's
+//! and run there. A proxied call resolves to the same value as the direct call: the proxy
+//! passes the upstream's status, allowed headers and body through.
 
 mod caller;
+mod client;
 mod cookies;
 mod hooks;
 mod route;
 
 pub use self::caller::{Credentials, ProxyCaller, ProxyCallerBuilder};
+pub use self::client::ProxyClient;
 pub use self::hooks::Success;
-pub(crate) use self::route::{not_serializable, Route};
+use self::route::not_serializable;
 /// The proxy route's paths (the specification's `proxyPath`): each a path on the caller's base
 /// URL, or an absolute URL of its own.
 #[doc(no_inline)]

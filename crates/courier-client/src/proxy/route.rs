@@ -1,10 +1,10 @@
-//! What a [`Client`](crate::Client) in proxy mode knows and does differently from a direct
-//! one: where each call goes and how it is written on the wire.
+//! The proxy caller's wire encoder: where each call goes, how it is written on the wire, and how
+//! its answer is read.
 
-use super::cookies::Jar;
 use super::hooks::{Hooks, Success};
 use super::MAX_GET_ADDRESS;
 use crate::error::Error;
+use crate::read::ReadAs;
 use courier_core::encode::Variables;
 use courier_core::routes::{RouteShape, Routes};
 use courier_core::{
@@ -20,20 +20,19 @@ use url::Url;
 
 /// A proxy caller's wire settings, shared by every call.
 pub(crate) struct Route {
-    pub(crate) http: Url,
-    pub(crate) sse: Url,
-    pub(crate) ws: Option<Url>,
-    pub(crate) source: String,
+    http: Url,
+    sse: Url,
+    ws: Option<Url>,
+    source: String,
     /// The reachable endpoints and their shapes.
-    pub(crate) routes: Routes,
+    routes: Routes,
     /// Reads that may go as GET.
-    pub(crate) get: HashSet<String>,
+    get: HashSet<String>,
     /// The source form: responses are read as the definition says; else by their content type.
-    pub(crate) by_definition: bool,
+    by_definition: bool,
     pub(crate) headers: HeaderMap,
-    pub(crate) metas: HashMap<String, EndpointMeta>,
-    pub(crate) hooks: Hooks,
-    pub(crate) jar: Option<Jar>,
+    metas: HashMap<String, EndpointMeta>,
+    hooks: Hooks,
 }
 
 /// The settings a [`Route`] is built from.
@@ -50,7 +49,6 @@ pub(crate) struct RouteSettings {
     pub(crate) cancel_previous: HashSet<String>,
     pub(crate) deduplicate: bool,
     pub(crate) hooks: Hooks,
-    pub(crate) cookies: bool,
 }
 
 impl Route {
@@ -101,7 +99,6 @@ impl Route {
             headers: settings.headers,
             metas,
             hooks: settings.hooks,
-            jar: settings.cookies.then(Jar::default),
         }
     }
 
@@ -255,11 +252,16 @@ impl Route {
         Ok(if get { Method::GET } else { Method::POST })
     }
 
-    /// How a response is read in the routes form, where the definition is not known: by its
-    /// content type.
-    pub(crate) fn response_type(&self, headers: &HeaderMap) -> Option<ResponseType> {
+    /// Whether a call of any endpoint cancels the previous one still in flight.
+    pub(crate) fn cancels_previous(&self) -> bool {
+        self.metas.values().any(EndpointMeta::cancels_previous)
+    }
+
+    /// How a response is read: as the definition says in the source form, by its content type
+    /// in the routes form (where the definition is not known).
+    pub(crate) fn read_as(&self, headers: &HeaderMap) -> ReadAs {
         if self.by_definition {
-            return None;
+            return ReadAs::Definition;
         }
         let kind = headers
             .get(CONTENT_TYPE)
@@ -267,7 +269,7 @@ impl Route {
             .and_then(|v| v.split(';').next())
             .map(|v| v.trim().to_ascii_lowercase())
             .unwrap_or_default();
-        Some(
+        ReadAs::Type(
             if kind.is_empty() || kind == "application/json" || kind.ends_with("+json") {
                 ResponseType::Json
             } else if kind.starts_with("text/") {

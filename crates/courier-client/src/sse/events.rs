@@ -1,9 +1,12 @@
-//! The stream client: [`Events`], a subscription to a stream, and `Client`'s
+//! The stream client: [`Events`], a subscription to a stream, and the clients'
 //! [`StreamDispatch`].
 
 use super::parser::{Output, Parser, TooLarge};
 use crate::caller::Client;
 use crate::error::Error;
+use crate::opener::Opener;
+use crate::proxy::ProxyClient;
+use crate::read;
 use courier_core::encode::Variables;
 use courier_core::{
     Body, BoxFuture, CallOptions, Event, EventStream, HttpCallRequest, IntoVariables,
@@ -289,7 +292,7 @@ impl std::error::Error for UnexpectedStatus {}
 /// One connection attempt: the opening request through the endpoint's stack, its answer
 /// judged.
 async fn open(
-    client: Client,
+    opener: Arc<dyn Opener>,
     endpoint: Arc<ResolvedEndpoint>,
     variables: Variables,
     options: Option<CallOptions>,
@@ -303,15 +306,15 @@ async fn open(
             headers.insert(LAST_EVENT_ID, value);
         }
     }
-    let response = client
-        .handshake(&endpoint, variables, options.as_ref(), headers)
+    let response = opener
+        .handshake(&endpoint, variables, options.as_ref(), headers, None)
         .await?;
     let status = response.status();
     if status == StatusCode::NO_CONTENT {
         return Ok(Opened::Over);
     }
     if status != StatusCode::OK {
-        return Err(crate::caller::refused(response, UnexpectedStatus(status)).await);
+        return Err(read::refused(response, UnexpectedStatus(status)).await);
     }
     let kind = response.headers().get(CONTENT_TYPE);
     let is_event_stream = kind
@@ -349,13 +352,40 @@ impl StreamDispatch for Client {
         R: DeserializeOwned + Send + 'static,
         V: IntoVariables + Send,
     {
-        let endpoint = Arc::clone(request.endpoint);
-        let path: Arc<str> = endpoint.path().into();
-        let variables = self.variables(&endpoint, request.variables)?;
-        self.open_stream(endpoint, variables, request.options.cloned())
-            .await
-            .map_err(|e| e.with_endpoint(&path))
+        subscribe_typed(self, request).await
     }
+}
+
+impl StreamDispatch for ProxyClient {
+    type Events<R: DeserializeOwned + Send + 'static> = Events<R>;
+
+    async fn subscribe<R, V>(&self, request: HttpCallRequest<'_, V>) -> Result<Events<R>, Error>
+    where
+        R: DeserializeOwned + Send + 'static,
+        V: IntoVariables + Send,
+    {
+        subscribe_typed(self, request).await
+    }
+}
+
+/// A typed view's subscription through `client`.
+async fn subscribe_typed<C, R, V>(
+    client: &C,
+    request: HttpCallRequest<'_, V>,
+) -> Result<Events<R>, Error>
+where
+    C: Opener + Clone,
+    V: IntoVariables,
+{
+    let variables = client.variables(request.endpoint, request.variables)?;
+    let endpoint = Arc::clone(request.endpoint);
+    subscribe(
+        Arc::new(client.clone()),
+        endpoint,
+        variables,
+        request.options.cloned(),
+    )
+    .await
 }
 
 impl Client {
@@ -373,70 +403,88 @@ impl Client {
         options: Option<&CallOptions>,
     ) -> Result<Events<Value>, Error> {
         let endpoint = self.endpoint_at(path)?;
-        self.open_stream(endpoint, Variables::Json(variables), options.cloned())
-            .await
-            .map_err(|e| e.with_endpoint(path))
+        let variables = Variables::Json(variables);
+        subscribe(
+            Arc::new(self.clone()),
+            endpoint,
+            variables,
+            options.cloned(),
+        )
+        .await
     }
+}
 
-    /// Opens a subscription to the stream `endpoint`; see [`StreamDispatch::subscribe`].
-    async fn open_stream<R>(
-        &self,
-        endpoint: Arc<ResolvedEndpoint>,
-        variables: Variables,
-        options: Option<CallOptions>,
-    ) -> Result<Events<R>, Error> {
-        let path: Arc<str> = endpoint.path().into();
-        let Some(stream) = endpoint.definition().as_stream() else {
-            return Err(courier_core::ConfigurationError::new(
-                courier_core::ErrorCode::InvalidOption,
-                format!("`{path}` is not a stream"),
-            )
-            .at(&*path)
-            .into());
-        };
-        let cancelled = cancellation(
-            options.as_ref().and_then(CallOptions::signal_value),
-            self.api().options().signal.as_ref(),
-        );
-        let mut events = Events {
-            state: State::Done,
-            parser: Parser::new(),
-            connect: None,
-            reconnect: DEFAULT_RECONNECT,
-            failures: 0,
-            cancelled,
-            endpoint: path,
-            _event: PhantomData,
-        };
-        // A proxy caller reaches even an implemented stream through the proxy.
-        if let (StreamSource::Implemented(handler), false) = (stream.source(), self.is_proxy()) {
-            let variables = crate::caller::in_process_variables(variables)?;
-            events.state = State::Local(handler.open(StreamRequest::new(variables)));
-            return Ok(events);
-        }
-        let client = self.clone();
-        let connect: Arc<Connect> = Arc::new(move |last_event_id| {
-            Box::pin(open(
-                client.clone(),
-                Arc::clone(&endpoint),
-                variables.clone(),
-                options.clone(),
-                last_event_id,
-            ))
-        });
-        let opening = connect(None);
-        let opened = match &mut events.cancelled {
-            None => opening.await?,
-            Some(cancelled) => tokio::select! {
-                biased;
-                () = cancelled.as_mut() => return Err(Error::cancelled()),
-                opened = opening => opened?,
-            },
-        };
-        if let Opened::Events(body) = opened {
-            events.state = State::Reading(body);
-        }
-        events.connect = Some(connect);
-        Ok(events)
+/// Opens a subscription to the stream `endpoint` through `opener`; see
+/// [`StreamDispatch::subscribe`].
+async fn subscribe<R>(
+    opener: Arc<dyn Opener>,
+    endpoint: Arc<ResolvedEndpoint>,
+    variables: Variables,
+    options: Option<CallOptions>,
+) -> Result<Events<R>, Error> {
+    let path: Arc<str> = endpoint.path().into();
+    first_connection(opener, endpoint, variables, options)
+        .await
+        .map_err(|e| e.with_endpoint(&path))
+}
+
+/// [`subscribe`], its errors not yet named after the endpoint.
+async fn first_connection<R>(
+    opener: Arc<dyn Opener>,
+    endpoint: Arc<ResolvedEndpoint>,
+    variables: Variables,
+    options: Option<CallOptions>,
+) -> Result<Events<R>, Error> {
+    let path: Arc<str> = endpoint.path().into();
+    let Some(stream) = endpoint.definition().as_stream() else {
+        return Err(courier_core::ConfigurationError::new(
+            courier_core::ErrorCode::InvalidOption,
+            format!("`{path}` is not a stream"),
+        )
+        .at(&*path)
+        .into());
+    };
+    let cancelled = cancellation(
+        options.as_ref().and_then(CallOptions::signal_value),
+        opener.api().options().signal.as_ref(),
+    );
+    let mut events = Events {
+        state: State::Done,
+        parser: Parser::new(),
+        connect: None,
+        reconnect: DEFAULT_RECONNECT,
+        failures: 0,
+        cancelled,
+        endpoint: Arc::clone(&path),
+        _event: PhantomData,
+    };
+    // A proxy caller reaches even an implemented stream through the proxy.
+    if let (StreamSource::Implemented(handler), true) = (stream.source(), opener.in_process()) {
+        let variables = read::in_process_variables(variables)?;
+        events.state = State::Local(handler.open(StreamRequest::new(variables)));
+        return Ok(events);
     }
+    let connect: Arc<Connect> = Arc::new(move |last_event_id| {
+        Box::pin(open(
+            Arc::clone(&opener),
+            Arc::clone(&endpoint),
+            variables.clone(),
+            options.clone(),
+            last_event_id,
+        ))
+    });
+    let opening = connect(None);
+    let opened = match &mut events.cancelled {
+        None => opening.await?,
+        Some(cancelled) => tokio::select! {
+            biased;
+            () = cancelled.as_mut() => return Err(Error::cancelled()),
+            opened = opening => opened?,
+        },
+    };
+    if let Opened::Events(body) = opened {
+        events.state = State::Reading(body);
+    }
+    events.connect = Some(connect);
+    Ok(events)
 }

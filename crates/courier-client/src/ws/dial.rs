@@ -2,8 +2,8 @@
 //! to a WebSocket, with the hello frame.
 
 use super::socket::{stall, Socket};
-use crate::caller::Client;
 use crate::error::Error;
+use crate::opener::Opener;
 use courier_core::encode::Variables;
 use courier_core::{CallOptions, ResolvedEndpoint, WsOptions};
 use futures_util::SinkExt;
@@ -35,7 +35,7 @@ impl std::error::Error for BadHandshake {}
 /// Everything one connection attempt needs; cloned into the socket task.
 #[derive(Clone)]
 pub(super) struct Dialer {
-    pub(super) client: Client,
+    pub(super) opener: Arc<dyn Opener>,
     pub(super) endpoint: Arc<ResolvedEndpoint>,
     pub(super) variables: Variables,
     pub(super) options: Option<CallOptions>,
@@ -55,8 +55,8 @@ impl Dialer {
         };
         // A proxy caller's default headers travel in the first frame too.
         let headers: serde_json::Map<String, Value> = self
-            .client
-            .proxy_headers()
+            .opener
+            .hello_headers()
             .into_iter()
             .flatten()
             .filter_map(|(name, value)| Some((name.to_string(), Value::from(value.to_str().ok()?))))
@@ -106,8 +106,8 @@ impl Dialer {
         // joining the subscriber (see docs/PROTOCOL.md).
         let announce = hello.is_some().then_some(("_h", "1"));
         let mut response = self
-            .client
-            .handshake_with(
+            .opener
+            .handshake(
                 &self.endpoint,
                 self.variables.clone(),
                 self.options.as_ref(),
@@ -116,7 +116,7 @@ impl Dialer {
             )
             .await?;
         if response.status() != StatusCode::SWITCHING_PROTOCOLS {
-            return Err(crate::caller::refused(
+            return Err(crate::read::refused(
                 response,
                 BadHandshake("the server did not switch to the WebSocket protocol"),
             )

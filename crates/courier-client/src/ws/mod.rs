@@ -40,9 +40,10 @@
 //! - **Back-pressure**: up to 256 received messages wait for the reader; past that the socket
 //!   is not read, so a slow reader slows its server down rather than growing memory.
 //!
-//! The task is spawned on the current tokio runtime: connect from within one. It holds a
-//! [`Client`](crate::Client) clone to handshake again. Messages received after the
-//! [`Connection`] is dropped while a [`Sender`] lives on are discarded.
+//! The task is spawned on the current tokio runtime: connect from within one. It holds a clone
+//! of the client that opened it (a [`Client`](crate::Client) or a proxy caller's) to handshake
+//! again. Messages received after the [`Connection`] is dropped while a [`Sender`] lives on are
+//! discarded.
 //! Dropping the [`Connection`] and every [`Sender`] closes the socket (1000) and ends the task;
 //! so do [`Connection::close`] and the call's or the source's `signal`. A channel this process
 //! implements is joined in process, through the definition's hub (no socket): the same

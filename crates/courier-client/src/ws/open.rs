@@ -1,10 +1,13 @@
-//! Opening a channel: the typed views' [`ChannelDispatch`] and [`Client::channel`].
+//! Opening a channel: the clients' [`ChannelDispatch`] and [`Client::channel`].
 
 use super::connection::{Alive, Connection, ConnectionState, Queue, Shared, INCOMING};
 use super::dial::{AuthFailed, Dialer};
 use super::task::{run, run_local};
 use crate::caller::Client;
 use crate::error::Error;
+use crate::opener::Opener;
+use crate::proxy::ProxyClient;
+use crate::read;
 use courier_core::encode::Variables;
 use courier_core::live::JoinOptions;
 use courier_core::CancellationToken;
@@ -31,18 +34,47 @@ impl ChannelDispatch for Client {
         S: Send + 'static,
         V: IntoVariables + Send,
     {
-        let endpoint = Arc::clone(request.endpoint);
-        let path: Arc<str> = endpoint.path().into();
-        let variables = self.variables(&endpoint, request.variables)?;
-        self.open_channel(
-            endpoint,
-            variables,
-            request.options.cloned(),
-            self.ws_options().clone(),
-        )
-        .await
-        .map_err(|e| e.with_endpoint(&path))
+        connect_typed(self, self.ws_options(), request).await
     }
+}
+
+impl ChannelDispatch for ProxyClient {
+    type Connection<R: DeserializeOwned + Send + 'static, S: Send + 'static> = Connection<R, S>;
+
+    async fn connect<R, S, V>(
+        &self,
+        request: HttpCallRequest<'_, V>,
+    ) -> Result<Connection<R, S>, Error>
+    where
+        R: DeserializeOwned + Send + 'static,
+        S: Send + 'static,
+        V: IntoVariables + Send,
+    {
+        connect_typed(self, self.ws_options(), request).await
+    }
+}
+
+/// A typed view's connection through `client`, with its socket settings `ws`.
+async fn connect_typed<C, R, S, V>(
+    client: &C,
+    ws: &WsOptions,
+    request: HttpCallRequest<'_, V>,
+) -> Result<Connection<R, S>, Error>
+where
+    C: Opener + Clone,
+    V: IntoVariables,
+{
+    let variables = client.variables(request.endpoint, request.variables)?;
+    let endpoint = Arc::clone(request.endpoint);
+    let options = request.options.cloned();
+    connect(
+        Arc::new(client.clone()),
+        endpoint,
+        variables,
+        options,
+        ws.clone(),
+    )
+    .await
 }
 
 impl Client {
@@ -78,98 +110,120 @@ impl Client {
         ws: WsOptions,
     ) -> Result<Connection<Value, Value>, Error> {
         let endpoint = self.endpoint_at(path)?;
-        self.open_channel(endpoint, Variables::Json(variables), options.cloned(), ws)
-            .await
-            .map_err(|e| e.with_endpoint(path))
-    }
-
-    async fn open_channel<R, S>(
-        &self,
-        endpoint: Arc<ResolvedEndpoint>,
-        variables: Variables,
-        options: Option<CallOptions>,
-        ws: WsOptions,
-    ) -> Result<Connection<R, S>, Error> {
-        let path: Arc<str> = endpoint.path().into();
-        let Some(channel) = endpoint.definition().as_channel() else {
-            return Err(courier_core::ConfigurationError::new(
-                courier_core::ErrorCode::InvalidOption,
-                format!("`{path}` is not a channel"),
-            )
-            .at(&*path)
-            .into());
-        };
-        let shared = Arc::new(Shared {
-            queue: Mutex::new(Queue {
-                messages: VecDeque::new(),
-                bytes: 0,
-                closed: false,
-            }),
-            queued: Notify::new(),
-            max_count: ws.message_queue.max_count,
-            max_bytes: ws.message_queue.max_bytes,
-            max_message: ws.max_message_size,
-        });
-        let (incoming, receiver) = mpsc::channel(INCOMING);
-        let (state, watching) = watch::channel(ConnectionState::Open);
-        let stop = CancellationToken::new();
-        // The call's or the source's signal closes the connection as `close()` does.
-        let signals = [
-            options
-                .as_ref()
-                .and_then(CallOptions::signal_value)
-                .cloned(),
-            self.api().options().signal.clone(),
-        ];
-        for signal in signals.into_iter().flatten() {
-            let stop = stop.clone();
-            tokio::spawn(async move {
-                tokio::select! {
-                    () = signal.cancelled() => stop.cancel(),
-                    () = stop.cancelled() => {}
-                }
-            });
-        }
-        let connection = Connection {
-            incoming: receiver,
-            shared: Arc::clone(&shared),
-            state: watching,
-            alive: Arc::new(Alive(stop.clone())),
-            endpoint: Arc::clone(&path),
-            _types: PhantomData,
-        };
-        // A proxy caller reaches even an implemented channel through the proxy.
-        if let (ChannelSource::Implemented(_), false) = (channel.source(), self.is_proxy()) {
-            let variables = crate::caller::in_process_variables(variables)?;
-            let mut options = JoinOptions::default().buffer(INCOMING);
-            // In process, `auth`'s parameters reach the handlers as they would from a socket.
-            if let Some(auth) = &ws.auth {
-                let params = auth
-                    .params()
-                    .await
-                    .map_err(|e| Error::path_options(Box::new(AuthFailed(e))))?;
-                if let Some(params) = params {
-                    options = options.auth(params);
-                }
-            }
-            let member = self
-                .api()
-                .hub()
-                .join(&path, channel, variables, options)
-                .await
-                .map_err(|e| Error::closed(1008, e.to_string()))?;
-            tokio::spawn(run_local(member, shared, incoming, state, stop));
-            return Ok(connection);
-        }
-        let dialer = Dialer {
-            client: self.clone(),
+        let variables = Variables::Json(variables);
+        connect(
+            Arc::new(self.clone()),
             endpoint,
             variables,
-            options,
+            options.cloned(),
             ws,
-        };
-        let socket = dialer.first().await?;
-        tokio::spawn(run(dialer, socket, shared, incoming, state, stop));
-        Ok(connection)
+        )
+        .await
     }
+}
+
+/// Opens a connection to the channel `endpoint` through `opener`; see
+/// [`ChannelDispatch::connect`].
+async fn connect<R, S>(
+    opener: Arc<dyn Opener>,
+    endpoint: Arc<ResolvedEndpoint>,
+    variables: Variables,
+    options: Option<CallOptions>,
+    ws: WsOptions,
+) -> Result<Connection<R, S>, Error> {
+    let path: Arc<str> = endpoint.path().into();
+    first_connection(opener, endpoint, variables, options, ws)
+        .await
+        .map_err(|e| e.with_endpoint(&path))
+}
+
+/// [`connect`], its errors not yet named after the endpoint.
+async fn first_connection<R, S>(
+    opener: Arc<dyn Opener>,
+    endpoint: Arc<ResolvedEndpoint>,
+    variables: Variables,
+    options: Option<CallOptions>,
+    ws: WsOptions,
+) -> Result<Connection<R, S>, Error> {
+    let path: Arc<str> = endpoint.path().into();
+    let Some(channel) = endpoint.definition().as_channel() else {
+        return Err(courier_core::ConfigurationError::new(
+            courier_core::ErrorCode::InvalidOption,
+            format!("`{path}` is not a channel"),
+        )
+        .at(&*path)
+        .into());
+    };
+    let shared = Arc::new(Shared {
+        queue: Mutex::new(Queue {
+            messages: VecDeque::new(),
+            bytes: 0,
+            closed: false,
+        }),
+        queued: Notify::new(),
+        max_count: ws.message_queue.max_count,
+        max_bytes: ws.message_queue.max_bytes,
+        max_message: ws.max_message_size,
+    });
+    let (incoming, receiver) = mpsc::channel(INCOMING);
+    let (state, watching) = watch::channel(ConnectionState::Open);
+    let stop = CancellationToken::new();
+    // The call's or the source's signal closes the connection as `close()` does.
+    let signals = [
+        options
+            .as_ref()
+            .and_then(CallOptions::signal_value)
+            .cloned(),
+        opener.api().options().signal.clone(),
+    ];
+    for signal in signals.into_iter().flatten() {
+        let stop = stop.clone();
+        tokio::spawn(async move {
+            tokio::select! {
+                () = signal.cancelled() => stop.cancel(),
+                () = stop.cancelled() => {}
+            }
+        });
+    }
+    let connection = Connection {
+        incoming: receiver,
+        shared: Arc::clone(&shared),
+        state: watching,
+        alive: Arc::new(Alive(stop.clone())),
+        endpoint: Arc::clone(&path),
+        _types: PhantomData,
+    };
+    // A proxy caller reaches even an implemented channel through the proxy.
+    if let (ChannelSource::Implemented(_), true) = (channel.source(), opener.in_process()) {
+        let variables = read::in_process_variables(variables)?;
+        let mut options = JoinOptions::default().buffer(INCOMING);
+        // In process, `auth`'s parameters reach the handlers as they would from a socket.
+        if let Some(auth) = &ws.auth {
+            let params = auth
+                .params()
+                .await
+                .map_err(|e| Error::path_options(Box::new(AuthFailed(e))))?;
+            if let Some(params) = params {
+                options = options.auth(params);
+            }
+        }
+        let member = opener
+            .api()
+            .hub()
+            .join(&path, channel, variables, options)
+            .await
+            .map_err(|e| Error::closed(1008, e.to_string()))?;
+        tokio::spawn(run_local(member, shared, incoming, state, stop));
+        return Ok(connection);
+    }
+    let dialer = Dialer {
+        opener,
+        endpoint,
+        variables,
+        options,
+        ws,
+    };
+    let socket = dialer.first().await?;
+    tokio::spawn(run(dialer, socket, shared, incoming, state, stop));
+    Ok(connection)
 }

@@ -1,0 +1,258 @@
+//! [`ProxyClient`]: the proxy caller's calls — the wire encoder ([`Route`]) over a small tower
+//! stack of the caller's own.
+
+use super::cookies::Jar;
+use super::route::Route;
+use crate::error::Error;
+use crate::opener::{handshake_request, Opener};
+use crate::read;
+use crate::transport::{TransportCache, TransportService};
+use courier_core::encode::Variables;
+use courier_core::{
+    ApiDef, Body, BoxFuture, CallOptions, Dispatch, FromResponse, HttpCallRequest, HttpResponse,
+    HttpService, IntoVariables, Middleware, ResolvedEndpoint, WsOptions,
+};
+use courier_layers::cancel_previous::CancelPreviousLayer;
+use courier_layers::coalesce::{CoalesceBody, CoalesceLayer};
+use courier_layers::timeout::TimeoutLayer;
+use http::{HeaderMap, Request, Response};
+use std::fmt;
+use std::sync::Arc;
+use tower::{Layer, ServiceBuilder, ServiceExt};
+
+/// The calls of a [`ProxyCaller`](super::ProxyCaller): each endpoint's call written as the proxy
+/// route's wire (see the [module docs](super)) and sent through the caller's own stack, outermost
+/// first:
+///
+/// | layer | when |
+/// |---|---|
+/// | the cookie jar | [`Credentials::Include`](super::Credentials::Include), the default |
+/// | `CancelPreviousLayer` | some read cancels the previous one (`cancel_previous`, `deduplicate`) |
+/// | [`ProxyCallerBuilder::layer`](super::ProxyCallerBuilder::layer)s | any |
+/// | `CoalesceLayer` | always; it shares reads whose `coalesce` resolves to true |
+/// | `TimeoutLayer` | always; it bounds calls when the caller has a timeout |
+/// | the transport | the call's `fetch` or `dispatcher`, else the builder's |
+///
+/// No retry: the proxy's own client retries the upstream call. It is the
+/// [`Dispatch`] a `ProxyCaller`'s typed views run on; cheap to clone.
+#[derive(Clone)]
+pub struct ProxyClient {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    api: ApiDef,
+    route: Route,
+    transports: TransportCache,
+    stack: Stack,
+    /// The stack over the default transport.
+    service: HttpService,
+    ws: WsOptions,
+}
+
+/// The caller's layers, each shared by every endpoint.
+struct Stack {
+    jar: Option<Jar>,
+    cancel_previous: Option<CancelPreviousLayer>,
+    layers: Vec<Middleware>,
+    coalesce: CoalesceLayer,
+}
+
+impl Stack {
+    /// The stack over `transport`.
+    fn service(&self, transport: TransportService) -> HttpService {
+        let core = ServiceBuilder::new()
+            .map_response(|response: Response<CoalesceBody<Body>>| response.map(Body::from))
+            .layer(self.coalesce.clone())
+            .layer(TimeoutLayer::from_meta())
+            .service(transport);
+        let mut service = HttpService::new(core);
+        for layer in self.layers.iter().rev() {
+            service = layer.apply(service);
+        }
+        if let Some(cancel_previous) = &self.cancel_previous {
+            service = HttpService::new(cancel_previous.layer(service));
+        }
+        match &self.jar {
+            Some(jar) => HttpService::new(jar.layer(service)),
+            None => service,
+        }
+    }
+}
+
+impl ProxyClient {
+    /// The client for `api`'s endpoints through `route`, over `transports`.
+    pub(super) fn new(
+        api: ApiDef,
+        route: Route,
+        transports: TransportCache,
+        layers: Vec<Middleware>,
+        cookies: bool,
+        ws: WsOptions,
+    ) -> Result<Self, Error> {
+        let stack = Stack {
+            jar: cookies.then(Jar::default),
+            cancel_previous: route.cancels_previous().then(CancelPreviousLayer::new),
+            layers,
+            coalesce: CoalesceLayer::new(),
+        };
+        let transport = transports
+            .transport(&courier_core::TransportOptions::default())
+            .map_err(Error::transport)?;
+        let service = stack.service(transport);
+        Ok(Self {
+            inner: Arc::new(Inner {
+                api,
+                route,
+                transports,
+                stack,
+                service,
+                ws,
+            }),
+        })
+    }
+
+    /// The API the caller's typed views are built from (the routes' shape, or the source).
+    pub fn api(&self) -> &ApiDef {
+        &self.inner.api
+    }
+
+    /// The settings of the sockets the caller's channels open.
+    pub fn ws_options(&self) -> &WsOptions {
+        &self.inner.ws
+    }
+
+    async fn execute<R: FromResponse>(
+        &self,
+        endpoint: &ResolvedEndpoint,
+        variables: Variables,
+        options: Option<&CallOptions>,
+    ) -> Result<HttpResponse<R>, Error> {
+        let result = read::unless_cancelled(
+            options.and_then(CallOptions::signal_value),
+            self.inner.api.options().signal.as_ref(),
+            self.send::<R>(endpoint, variables, options),
+        )
+        .await
+        .map_err(|e| e.with_endpoint(endpoint.path()));
+        self.inner.route.report(endpoint.path(), &result);
+        result
+    }
+
+    async fn send<R: FromResponse>(
+        &self,
+        endpoint: &ResolvedEndpoint,
+        variables: Variables,
+        options: Option<&CallOptions>,
+    ) -> Result<HttpResponse<R>, Error> {
+        let route = &self.inner.route;
+        let mut request = route.request(endpoint, variables, options)?;
+        let meta = route.meta(endpoint, options);
+        let timeout = meta.timeout_value();
+        request.extensions_mut().insert(meta);
+        crate::progress::watch_upload(&mut request, options);
+        let response = self.dispatch(request, options).await?;
+        let read_as = route.read_as(response.headers());
+        read::response(&self.inner.api, endpoint, response, false, timeout, read_as).await
+    }
+
+    /// Sends `request` through the caller's stack: over the call's own transport when its
+    /// options set `fetch` or `dispatcher`, else the builder's.
+    async fn dispatch(
+        &self,
+        request: Request<Body>,
+        options: Option<&CallOptions>,
+    ) -> Result<Response<Body>, Error> {
+        let own =
+            options.filter(|o| o.transport().fetch.is_some() || o.transport().dispatcher.is_some());
+        let service = match own {
+            None => self.inner.service.clone(),
+            Some(options) => {
+                let transport = self
+                    .inner
+                    .transports
+                    .transport(options.transport())
+                    .map_err(Error::transport)?;
+                self.inner.stack.service(transport)
+            }
+        };
+        service.oneshot(request).await.map_err(Error::from_stack)
+    }
+}
+
+impl Dispatch for ProxyClient {
+    type Error = Error;
+
+    fn api(&self) -> &ApiDef {
+        &self.inner.api
+    }
+
+    async fn http<R, V>(&self, request: HttpCallRequest<'_, V>) -> Result<HttpResponse<R>, Error>
+    where
+        R: FromResponse,
+        V: IntoVariables + Send,
+    {
+        let endpoint = request.endpoint;
+        let variables = Opener::variables(self, endpoint, request.variables)?;
+        self.execute(endpoint, variables, request.options).await
+    }
+}
+
+impl Opener for ProxyClient {
+    fn api(&self) -> &ApiDef {
+        &self.inner.api
+    }
+
+    fn in_process(&self) -> bool {
+        false
+    }
+
+    // Raw bytes are refused (`PROXY_VARIABLE_NOT_SERIALIZABLE`) before anything is sent.
+    fn variables<V: IntoVariables>(
+        &self,
+        endpoint: &ResolvedEndpoint,
+        variables: V,
+    ) -> Result<Variables, Error> {
+        if let Some(at) = variables.raw_bytes() {
+            return Err(super::not_serializable(
+                endpoint.path(),
+                format!("`{at}` holds raw bytes, which JSON cannot carry: send files in a `Form`"),
+            ));
+        }
+        read::variables(endpoint, variables)
+    }
+
+    fn hello_headers(&self) -> Option<&HeaderMap> {
+        Some(&self.inner.route.headers)
+    }
+
+    fn handshake<'a>(
+        &'a self,
+        endpoint: &'a ResolvedEndpoint,
+        variables: Variables,
+        options: Option<&'a CallOptions>,
+        headers: HeaderMap,
+        param: Option<(&'static str, &'static str)>,
+    ) -> BoxFuture<'a, Result<Response<Body>, Error>> {
+        Box::pin(async move {
+            let route = &self.inner.route;
+            let opened = async {
+                let mut request = route.request(endpoint, variables, options)?;
+                handshake_request(&mut request, headers, param)?;
+                request
+                    .extensions_mut()
+                    .insert(route.meta(endpoint, options));
+                self.dispatch(request, options).await
+            };
+            opened.await.map_err(|e| e.with_endpoint(endpoint.path()))
+        })
+    }
+}
+
+impl fmt::Debug for ProxyClient {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ProxyClient")
+            .field("api", &self.inner.api)
+            .finish_non_exhaustive()
+    }
+}
