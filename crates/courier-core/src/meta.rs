@@ -20,6 +20,10 @@ use std::time::Duration;
 /// call's options applied ([`EndpointMeta::with_call`]). Cloning is cheap: the endpoint's facts
 /// sit behind an `Arc`.
 ///
+/// Each setting has a builder method of its plain name (`.timeout(d)`) and a getter beside it
+/// named `get_*` (`.get_timeout()`), as `std::process::Command` names them; yes-or-no facts
+/// read as predicates (`is_sensitive`, `cancels_previous`, `forwards`).
+///
 /// [`ResolvedEndpoint::meta`]: crate::ResolvedEndpoint::meta
 ///
 /// A request built by hand can carry one too, which is how a layer's tests and a stack built
@@ -37,7 +41,7 @@ use std::time::Duration;
 /// let meta = request.extensions().get::<EndpointMeta>().unwrap();
 /// assert_eq!(meta.path(), "users.get");
 /// assert!(meta.is_read());
-/// assert_eq!(meta.timeout_value(), Some(Duration::from_secs(2)));
+/// assert_eq!(meta.get_timeout(), Some(Duration::from_secs(2)));
 /// ```
 #[derive(Clone, Debug)]
 pub struct EndpointMeta {
@@ -154,10 +158,10 @@ impl EndpointMeta {
     pub fn with_call(&self, options: Option<&CallOptions>) -> Self {
         let mut meta = self.clone();
         if let Some(options) = options {
-            if let Some(timeout) = options.timeout_value() {
+            if let Some(timeout) = options.get_timeout() {
                 meta.timeout = Some(timeout);
             }
-            if let Some(coalesce) = options.coalesce_value() {
+            if let Some(coalesce) = options.get_coalesce() {
                 meta.coalesce = coalesce;
             }
         }
@@ -190,18 +194,18 @@ impl EndpointMeta {
     }
 
     /// The bound on each attempt: the call's, else the endpoint's, else the source's.
-    pub fn timeout_value(&self) -> Option<Duration> {
+    pub fn get_timeout(&self) -> Option<Duration> {
         self.timeout
     }
 
     /// The endpoint's retry setting.
-    pub fn retry_value(&self) -> &RetrySetting {
+    pub fn get_retry(&self) -> &RetrySetting {
         &self.facts.retry
     }
 
     /// Whether the call may share an identical in-flight read's response: the call's setting,
     /// else the endpoint's, else the source's. Writes are never shared, whatever this says.
-    pub fn coalesce_value(&self) -> bool {
+    pub fn get_coalesce(&self) -> bool {
         self.coalesce
     }
 
@@ -211,7 +215,7 @@ impl EndpointMeta {
     }
 
     /// How the call takes part in the session.
-    pub fn session_mode(&self) -> SessionMode {
+    pub fn get_session(&self) -> SessionMode {
         self.facts.session
     }
 
@@ -221,12 +225,12 @@ impl EndpointMeta {
     }
 
     /// The header names allowed through the proxy for this endpoint: the source's and its own.
-    pub fn allowed_header_names(&self) -> &[HeaderName] {
+    pub fn get_allowed_headers(&self) -> &[HeaderName] {
         &self.facts.allowed_headers
     }
 
     /// The endpoint's free-form metadata.
-    pub fn meta_value(&self) -> &Map<String, Value> {
+    pub fn get_meta(&self) -> &Map<String, Value> {
         &self.facts.meta
     }
 }

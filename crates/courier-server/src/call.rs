@@ -210,7 +210,7 @@ fn sent_timeout(
         .map_err(|_| {
             Refusal::BadRequest(format!("`_t` is a number of milliseconds, not `{text}`"))
         })?;
-    Ok(Some(match endpoint.meta().timeout_value() {
+    Ok(Some(match endpoint.meta().get_timeout() {
         Some(own) => sent.min(own),
         None => sent,
     }))

@@ -96,7 +96,7 @@ fn check_socket_origin(
     let Some(session) = &api.options().session else {
         return Ok(());
     };
-    if endpoint.meta().session_mode() == courier_core::SessionMode::Off {
+    if endpoint.meta().get_session() == courier_core::SessionMode::Off {
         return Ok(());
     }
     courier_layers::session::SessionLayer::new(session.clone())

@@ -323,7 +323,7 @@ impl Client {
         options: Option<&CallOptions>,
     ) -> Result<HttpResponse<R>, Error> {
         read::unless_cancelled(
-            options.and_then(CallOptions::signal_value),
+            options.and_then(CallOptions::get_signal),
             self.inner.api.options().signal.as_ref(),
             self.send::<R>(endpoint, variables, options),
         )
@@ -345,7 +345,7 @@ impl Client {
         };
         let head = request.method() == Method::HEAD;
         let meta = endpoint.meta().with_call(options);
-        let timeout = meta.timeout_value();
+        let timeout = meta.get_timeout();
         request.extensions_mut().insert(meta);
         crate::progress::watch_upload(&mut request, options);
         // Readied and called here rather than through `oneshot`, which would move the request
@@ -389,7 +389,7 @@ impl Client {
         let headers = options.map(CallOptions::headers);
         let mut request = build_request(&self.inner.api, endpoint, variables, values, headers)
             .map_err(Error::request)?;
-        if let Some(served) = options.and_then(CallOptions::context_value) {
+        if let Some(served) = options.and_then(CallOptions::get_context) {
             request.extensions_mut().insert(served.clone());
         }
         Ok(request)

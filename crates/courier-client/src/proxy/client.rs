@@ -129,7 +129,7 @@ impl ProxyClient {
         options: Option<&CallOptions>,
     ) -> Result<HttpResponse<R>, Error> {
         let result = read::unless_cancelled(
-            options.and_then(CallOptions::signal_value),
+            options.and_then(CallOptions::get_signal),
             self.inner.api.options().signal.as_ref(),
             self.send::<R>(endpoint, variables, options),
         )
@@ -148,7 +148,7 @@ impl ProxyClient {
         let route = &self.inner.route;
         let mut request = route.request(endpoint, variables, options)?;
         let meta = route.meta(endpoint, options);
-        let timeout = meta.timeout_value();
+        let timeout = meta.get_timeout();
         request.extensions_mut().insert(meta);
         crate::progress::watch_upload(&mut request, options);
         let response = self.dispatch(request, options).await?;

@@ -155,7 +155,7 @@ impl Route {
             .append_pair("_s", &self.source)
             .append_pair("_g", endpoint.group_path())
             .append_pair("_m", endpoint.name());
-        if let (true, Some(timeout)) = (is_http, options.and_then(CallOptions::timeout_value)) {
+        if let (true, Some(timeout)) = (is_http, options.and_then(CallOptions::get_timeout)) {
             url.query_pairs_mut()
                 .append_pair("_t", &timeout.as_millis().to_string());
         }
@@ -169,7 +169,7 @@ impl Route {
             if let Some(json) = json_of(&variables) {
                 get.query_pairs_mut().append_pair("_v", &json.to_string());
             }
-            let forced = options.and_then(CallOptions::method_value).is_some();
+            let forced = options.and_then(CallOptions::get_method).is_some();
             if !is_http || forced || get.as_str().len() <= MAX_GET_ADDRESS {
                 (get, Body::empty(), None)
             } else {
@@ -222,7 +222,7 @@ impl Route {
         if let Some(kind) = content_type {
             headers.insert(CONTENT_TYPE, kind);
         }
-        if let Some(served) = options.and_then(CallOptions::context_value) {
+        if let Some(served) = options.and_then(CallOptions::get_context) {
             request.extensions_mut().insert(served.clone());
         }
         Ok(request)
@@ -235,7 +235,7 @@ impl Route {
         variables: &Variables,
         options: Option<&CallOptions>,
     ) -> Result<Method, Error> {
-        if let Some(method) = options.and_then(CallOptions::method_value) {
+        if let Some(method) = options.and_then(CallOptions::get_method) {
             if method == Method::GET || method == Method::POST {
                 return Ok(method.clone());
             }

@@ -445,7 +445,7 @@ async fn first_connection<R>(
         .into());
     };
     let cancelled = cancellation(
-        options.as_ref().and_then(CallOptions::signal_value),
+        options.as_ref().and_then(CallOptions::get_signal),
         opener.api().options().signal.as_ref(),
     );
     let mut events = Events {

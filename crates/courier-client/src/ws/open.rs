@@ -170,10 +170,7 @@ async fn first_connection<R, S>(
     let stop = CancellationToken::new();
     // The call's or the source's signal closes the connection as `close()` does.
     let signals = [
-        options
-            .as_ref()
-            .and_then(CallOptions::signal_value)
-            .cloned(),
+        options.as_ref().and_then(CallOptions::get_signal).cloned(),
         opener.api().options().signal.clone(),
     ];
     for signal in signals.into_iter().flatten() {

@@ -207,14 +207,14 @@ mod tests {
                 HeaderValue::from_static("2"),
             );
         let merged = first.merged(&later);
-        assert_eq!(merged.timeout_value(), Some(Duration::from_millis(5)));
-        assert_eq!(merged.coalesce_value(), Some(false));
+        assert_eq!(merged.get_timeout(), Some(Duration::from_millis(5)));
+        assert_eq!(merged.get_coalesce(), Some(false));
         assert_eq!(merged.headers()["x-a"], "1");
         assert_eq!(merged.headers().get_all("x-b").iter().count(), 1);
         assert_eq!(merged.headers()["x-b"], "2");
         token.cancel();
         assert!(merged
-            .signal_value()
+            .get_signal()
             .is_some_and(CancellationToken::is_cancelled));
     }
 

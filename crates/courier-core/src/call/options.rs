@@ -10,14 +10,15 @@ use tokio_util::sync::CancellationToken;
 /// Options for one call, set with `.with(...)` on a typed view (the spec's `CallOptions`).
 ///
 /// Each set option wins over the endpoint's and the source's; `.with()` twice merges, the later
-/// call's options winning.
+/// call's options winning. Each option is set by the builder method of its plain name and read
+/// by the `get_*` method beside it (`.timeout(d)`, `.get_timeout()`).
 ///
 /// ```
 /// use courier_core::CallOptions;
 /// use std::time::Duration;
 ///
 /// let opts = CallOptions::new().timeout(Duration::from_millis(200)).coalesce(false);
-/// assert_eq!(opts.timeout_value(), Some(Duration::from_millis(200)));
+/// assert_eq!(opts.get_timeout(), Some(Duration::from_millis(200)));
 /// ```
 #[derive(Clone, Debug, Default)]
 #[must_use]
@@ -134,7 +135,7 @@ impl CallOptions {
     }
 
     /// The explicit served-request context, if set.
-    pub fn context_value(&self) -> Option<&ServedRequest> {
+    pub fn get_context(&self) -> Option<&ServedRequest> {
         self.context.as_ref()
     }
 
@@ -144,17 +145,17 @@ impl CallOptions {
     }
 
     /// The timeout, if set.
-    pub fn timeout_value(&self) -> Option<Duration> {
+    pub fn get_timeout(&self) -> Option<Duration> {
         self.timeout
     }
 
     /// The forced verb, if set.
-    pub fn method_value(&self) -> Option<&Method> {
+    pub fn get_method(&self) -> Option<&Method> {
         self.method.as_ref()
     }
 
     /// The coalescing setting, if set.
-    pub fn coalesce_value(&self) -> Option<bool> {
+    pub fn get_coalesce(&self) -> Option<bool> {
         self.coalesce
     }
 
@@ -164,7 +165,7 @@ impl CallOptions {
     }
 
     /// The call's cancellation signal, if set.
-    pub fn signal_value(&self) -> Option<&CancellationToken> {
+    pub fn get_signal(&self) -> Option<&CancellationToken> {
         self.signal.as_ref()
     }
 

@@ -129,12 +129,12 @@ impl FilePart {
     }
 
     /// The file name, if set.
-    pub fn filename_value(&self) -> Option<&str> {
+    pub fn get_filename(&self) -> Option<&str> {
         self.filename.as_deref()
     }
 
     /// The content type, if set.
-    pub fn content_type_value(&self) -> Option<&str> {
+    pub fn get_content_type(&self) -> Option<&str> {
         self.content_type.as_deref()
     }
 }

@@ -5,7 +5,7 @@
 //! upstream call, takes the **browser's request**, and:
 //!
 //! - **on the way in**, keeps only the headers whose names are allow-listed: the request's
-//!   [`EndpointMeta::allowed_header_names`] (the source's `allowed_headers` and the endpoint's
+//!   [`EndpointMeta::get_allowed_headers`] (the source's `allowed_headers` and the endpoint's
 //!   `.headers([...])`) and the names given with [`AllowHeadersLayer::allow`]. A name the source
 //!   sets itself ([`AllowHeadersLayer::source_headers`]) is dropped, so the source's value wins
 //!   over the browser's copy.
@@ -130,7 +130,7 @@ impl AllowHeadersLayer {
     /// the cookie rules are applied).
     pub fn allowed(&self, meta: Option<&EndpointMeta>) -> Vec<HeaderName> {
         let mut names: Vec<HeaderName> = meta
-            .map(|m| m.allowed_header_names().to_vec())
+            .map(|m| m.get_allowed_headers().to_vec())
             .unwrap_or_default();
         for name in &self.rules.allow {
             if !names.contains(name) {

@@ -23,7 +23,7 @@ pub(super) fn reads<B>(request: &Request<B>) -> bool {
         && request
             .extensions()
             .get::<EndpointMeta>()
-            .is_none_or(EndpointMeta::coalesce_value)
+            .is_none_or(EndpointMeta::get_coalesce)
 }
 
 /// Whether a request header asks for a response that cannot be read to its end and copied: an

@@ -12,7 +12,7 @@
 //! # Which requests are shared
 //!
 //! - Reads only. A request with an [`EndpointMeta`] is shared when
-//!   the endpoint reads and the call allows it ([`coalesce_value()`]); a request without one
+//!   the endpoint reads and the call allows it ([`get_coalesce()`]); a request without one
 //!   when its method reads (`GET`, `HEAD`, `OPTIONS`, `QUERY`). Writes never are.
 //! - Only requests whose body the layer can read ahead, a [`BufferedBody`] that answers
 //!   [`buffered()`](BufferedBody::buffered). A streamed body goes through unshared.
@@ -141,7 +141,7 @@
 //! # }
 //! ```
 //!
-//! [`coalesce_value()`]: courier_core::EndpointMeta::coalesce_value
+//! [`get_coalesce()`]: courier_core::EndpointMeta::get_coalesce
 //! [served-request]: courier_core::context::ServedRequest
 
 mod answer;

@@ -24,7 +24,7 @@
 //!   is, and the served copy is dropped: never sent in its place, never beside it.
 //! - **Cookies cross only where named.** The served request's cookies are forwarded only when
 //!   `cookie` is in `headers` or in the endpoint's allowed headers
-//!   ([`EndpointMeta::allowed_header_names`]); several `cookie` headers (as HTTP/2 sends them)
+//!   ([`EndpointMeta::get_allowed_headers`]); several `cookie` headers (as HTTP/2 sends them)
 //!   go as one, joined by `; `, as HTTP/1.1 requires. A session's cookies are the
 //!   [`SessionLayer`](crate::session::SessionLayer)'s business, which sits outside this layer
 //!   and so wins.
@@ -194,7 +194,7 @@ where
         let meta = request.extensions().get::<EndpointMeta>();
         if meta.is_none_or(EndpointMeta::forwards) {
             let cookie_allowed =
-                meta.is_some_and(|meta| meta.allowed_header_names().contains(&COOKIE));
+                meta.is_some_and(|meta| meta.get_allowed_headers().contains(&COOKIE));
             if let Some(served) = ServedRequest::for_request(&request) {
                 self.config
                     .apply(&served, request.headers_mut(), cookie_allowed);

@@ -4,7 +4,7 @@
 //! # Which policy
 //!
 //! A request's [`EndpointMeta`](courier_core::EndpointMeta) picks the policy through its
-//! [`retry_value`](courier_core::EndpointMeta::retry_value): [`RetrySetting::Off`] never retries,
+//! [`get_retry`](courier_core::EndpointMeta::get_retry): [`RetrySetting::Off`] never retries,
 //! [`RetrySetting::Policy`] uses the endpoint's own [`RetryPolicy`], and [`RetrySetting::Inherit`], like a
 //! request without meta, uses the layer's (by default [`RetryPolicy::default`]: 3 attempts in
 //! all, statuses 0, 429, 502, 503 and 504, honouring `Retry-After`).

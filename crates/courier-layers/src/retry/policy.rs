@@ -9,7 +9,7 @@ pub(super) fn policy_for<'a>(
     default: &'a RetryPolicy,
     meta: Option<&'a EndpointMeta>,
 ) -> Option<&'a RetryPolicy> {
-    match meta.map(EndpointMeta::retry_value) {
+    match meta.map(EndpointMeta::get_retry) {
         Some(RetrySetting::Off) => None,
         Some(RetrySetting::Policy(policy)) => Some(policy),
         Some(RetrySetting::Inherit) | None => Some(default),

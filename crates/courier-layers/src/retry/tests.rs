@@ -107,7 +107,7 @@ impl Service<Request<Body>> for Upstream {
                     timeout: parts
                         .extensions
                         .get::<EndpointMeta>()
-                        .and_then(EndpointMeta::timeout_value),
+                        .and_then(EndpointMeta::get_timeout),
                     marker: parts.extensions.get::<Marker>().cloned(),
                 });
                 seen.len()

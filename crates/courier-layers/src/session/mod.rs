@@ -236,7 +236,7 @@ where
         let mode = request
             .extensions()
             .get::<EndpointMeta>()
-            .map_or(SessionMode::On, EndpointMeta::session_mode);
+            .map_or(SessionMode::On, EndpointMeta::get_session);
         let read = Kind::of_request(&request) == Kind::Query;
         let served = match ServedRequest::for_request(&request) {
             Some(served) if mode != SessionMode::Off => served,

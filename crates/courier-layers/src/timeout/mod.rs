@@ -1,7 +1,7 @@
 //! [`TimeoutLayer`]: bounds each attempt of a call.
 //!
 //! The bound for a request is its [`EndpointMeta`]'s
-//! [`timeout_value`](EndpointMeta::timeout_value) (already resolved: the call's, else the
+//! [`get_timeout`](EndpointMeta::get_timeout) (already resolved: the call's, else the
 //! endpoint's, else the source's) when it has one, else the layer's own default. A request with
 //! neither is passed through untouched: no timer is created for it at all. When the bound runs
 //! out first, the call fails with an [`Elapsed`](error::Elapsed) error, boxed as a
@@ -170,7 +170,7 @@ where
         let bound = request
             .extensions()
             .get::<EndpointMeta>()
-            .and_then(EndpointMeta::timeout_value)
+            .and_then(EndpointMeta::get_timeout)
             .or(self.default);
         ResponseFuture::new(self.inner.call(request), bound)
     }
