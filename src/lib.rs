@@ -59,6 +59,32 @@
 //! | [`typed`], `#[derive(Group)]`, `#[derive(Api)]`, `#[derive(TypeScript)]`, [`Api`](struct@Api) | the typed face |
 //! | [`layers`], [`server`], [`proxy`], [`sse`], [`ws`] | the layers, the proxy route, the proxy caller, streams, channels |
 //! | [`config`], [`context`], [`encode`], [`headers`], [`live`], [`routes`] | the config file, the served request, variable encoding, headers that never cross, the hub, the routes record |
+//!
+//! # Features
+//!
+//! Everything is on by default (`full`). With `default-features = false`, the definitions, the
+//! typed face, the config file and the routes record are always there; each feature adds one
+//! part:
+//!
+//! | feature | adds |
+//! |---|---|
+//! | `full` | every feature below but `typescript` (the default) |
+//! | `client` | the callers: [`Caller`], [`Client`], [`ProxyCaller`], the transport, [`Error`], the [`sse`] and [`ws`] clients; the layers of a call's stack come with it (`cancel-previous`, `session`, `forward`, `coalesce`, `retry`, `timeout`) |
+//! | `server` | [`server`]: the proxy route (`Proxy`), with `client`, `allow-headers` and `session` |
+//! | `allow-headers` | [`layers::allow_headers`]: `AllowHeadersLayer` |
+//! | `auth` | [`layers::auth`]: `AuthLayer` |
+//! | `cancel-previous` | [`layers::cancel_previous`]: `CancelPreviousLayer` |
+//! | `coalesce` | [`layers::coalesce`]: `CoalesceLayer` |
+//! | `context` | [`layers::context`]: `ContextLayer`, for the served request in axum handlers |
+//! | `forward` | [`layers::forward`]: `ForwardLayer` |
+//! | `retry` | [`layers::retry`]: `RetryLayer` |
+//! | `session` | [`layers::session`]: `SessionLayer` |
+//! | `timeout` | [`layers::timeout`]: `TimeoutLayer` |
+//! | `trace` | [`layers::trace`]: tower-http's `TraceLayer` set up for courier's calls, `log_middleware` |
+//! | `typescript` | [`routes::types`]: the endpoints' TypeScript types in the routes module (ts-rs) |
+//!
+//! A layer needs no client: `default-features = false, features = ["coalesce"]` gives the
+//! definitions and `CoalesceLayer`, to stack on any `tower::Service`.
 
 pub use courier_core::{
     ApiBuilder, ApiDef, Backoff, Body, BodyService, BodyStream, BoxError, CacheOptions,
@@ -88,6 +114,7 @@ pub mod __private {
 
 pub mod routes;
 
+#[cfg(feature = "client")]
 pub use courier_client::{
     classify, Call, Caller, CallerBuilder, Client, ClientBuilder, Error, HttpError,
     NetworkErrorKind, Refused, Transport, TransportCache, TransportError,
@@ -99,13 +126,17 @@ pub use courier_client::{
 #[doc(inline)]
 pub use courier_layers as layers;
 
+#[cfg(feature = "client")]
 #[doc(inline)]
 pub use courier_client::{sse, ws};
 
+#[cfg(feature = "client")]
 #[doc(inline)]
 pub use courier_client::proxy;
+#[cfg(feature = "client")]
 pub use courier_client::proxy::ProxyCaller;
 
+#[cfg(feature = "server")]
 #[doc(inline)]
 pub use courier_server as server;
 

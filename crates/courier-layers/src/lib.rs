@@ -13,6 +13,11 @@
 //! | [`auth`] | `AuthLayer` | sets `Authorization` from an async token supplier |
 //! | [`trace`] | `trace_layer()` | tower-http's `TraceLayer` with `tracing`, set up for courier's calls |
 //!
+//! Each module is behind a cargo feature of its name (`allow-headers`, `auth`,
+//! `cancel-previous`, `coalesce`, `context`, `forward`, `retry`, `session`, `timeout`, `trace`;
+//! `axum` for `ContextLayer`'s peer address); `full`, the default, turns them all on. A crate that
+//! uses a few names them: `default-features = false, features = ["coalesce"]`.
+//!
 //! On the server side, [`context`]'s `ContextLayer` puts the request being served in scope for
 //! its handler, so that [`session`] and [`forward`] find it.
 //!
@@ -28,13 +33,23 @@ mod body;
 
 pub use crate::body::BufferedBody;
 
+#[cfg(feature = "allow-headers")]
 pub mod allow_headers;
+#[cfg(feature = "auth")]
 pub mod auth;
+#[cfg(feature = "cancel-previous")]
 pub mod cancel_previous;
+#[cfg(feature = "coalesce")]
 pub mod coalesce;
+#[cfg(feature = "context")]
 pub mod context;
+#[cfg(feature = "forward")]
 pub mod forward;
+#[cfg(feature = "retry")]
 pub mod retry;
+#[cfg(feature = "session")]
 pub mod session;
+#[cfg(feature = "timeout")]
 pub mod timeout;
+#[cfg(feature = "trace")]
 pub mod trace;
