@@ -13,8 +13,7 @@
 //!
 //! ```
 //! # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
-//! use courier_client::Client;
-//! use courier_core::{ApiDef, GroupDef, HttpEndpoint};
+//! use courier::{ApiDef, Client, GroupDef, HttpEndpoint};
 //! use serde_json::json;
 //!
 //! # let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;

@@ -47,7 +47,7 @@ impl Body {
     /// for a streamed body, which can be sent once only.
     ///
     /// ```
-    /// use courier_core::Body;
+    /// use courier::Body;
     ///
     /// assert!(Body::from("{}").try_clone().is_some());
     /// let streamed = Body::new(http_body_util::Full::new(bytes::Bytes::from("{}")));
@@ -64,7 +64,7 @@ impl Body {
     /// handed back as it is.
     ///
     /// ```
-    /// use courier_core::Body;
+    /// use courier::Body;
     ///
     /// assert_eq!(Body::from("{}").into_bytes().ok().as_deref(), Some(&b"{}"[..]));
     /// let streamed = Body::new(http_body_util::Full::new(bytes::Bytes::from("{}")));

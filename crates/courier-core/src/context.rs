@@ -7,7 +7,7 @@
 //! handler does not inherit it, so carry it over with [`ServedRequest::scope`] again:
 //!
 //! ```
-//! use courier_core::context::ServedRequest;
+//! use courier::context::ServedRequest;
 //!
 //! # #[tokio::main(flavor = "current_thread")] async fn main() {
 //! let (parts, ()) = http::Request::get("/profile").header("cookie", "sid=abc").body(()).unwrap().into_parts();
@@ -78,7 +78,7 @@ impl ServedRequest {
     /// [`ServedRequest::is_relayed`].
     ///
     /// ```
-    /// use courier_core::context::ServedRequest;
+    /// use courier::context::ServedRequest;
     /// use http::header::AUTHORIZATION;
     ///
     /// let (parts, ()) = http::Request::get("/api/request").body(()).unwrap().into_parts();
@@ -128,7 +128,7 @@ impl ServedRequest {
     /// producing an item carry the request's session and forwarded headers.
     ///
     /// ```
-    /// use courier_core::context::ServedRequest;
+    /// use courier::context::ServedRequest;
     /// use futures_util::StreamExt;
     ///
     /// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {

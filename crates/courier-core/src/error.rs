@@ -87,7 +87,7 @@ impl fmt::Display for ErrorCode {
 /// file is loaded, and by the proxy client before it sends anything.
 ///
 /// ```
-/// use courier_core::{ApiDef, ErrorCode, GroupDef, HttpEndpoint};
+/// use courier::{ApiDef, ErrorCode, GroupDef, HttpEndpoint};
 ///
 /// let err = ApiDef::builder()
 ///     .base_url("http://127.0.0.1:9000")

@@ -12,7 +12,7 @@
 //! whole tree and resolves each endpoint's address, path options, exposure and transport.
 //!
 //! ```
-//! use courier_core::{ApiDef, CacheOptions, GroupDef, HttpEndpoint, StreamEndpoint};
+//! use courier::{ApiDef, CacheOptions, GroupDef, HttpEndpoint, StreamEndpoint};
 //!
 //! let api = ApiDef::builder()
 //!     .base_url("https://api.example.com")
@@ -30,7 +30,7 @@
 //!     )
 //!     .build()?;
 //! assert!(api.endpoint("users.get").unwrap().is_exposed());
-//! # Ok::<(), courier_core::ConfigurationError>(())
+//! # Ok::<(), courier::ConfigurationError>(())
 //! ```
 
 mod body;

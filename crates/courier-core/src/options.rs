@@ -437,7 +437,7 @@ impl Backoff {
     /// a product that overflows, waits the longest.
     ///
     /// ```
-    /// use courier_core::Backoff;
+    /// use courier::Backoff;
     /// use std::time::Duration;
     ///
     /// let backoff = Backoff { initial_ms: 100, max_ms: 1_000, factor: 2.0, jitter: false };
@@ -562,7 +562,7 @@ impl RetryPolicy {
 /// | `auth` | none | parameters sent in the socket's first frame |
 ///
 /// ```
-/// use courier_core::{Heartbeat, WsOptions};
+/// use courier::{Heartbeat, WsOptions};
 ///
 /// let ws = WsOptions::new()
 ///     .heartbeat(Heartbeat { interval_ms: 5_000, timeout_ms: 2_000 })

@@ -2,8 +2,8 @@
 //! proxy and how each is reached, written from the endpoints marked `.expose()`.
 //!
 //! ```
-//! use courier_core::routes::{RouteShape, Routes};
-//! use courier_core::{ApiDef, CacheOptions, ChannelEndpoint, GroupDef, HttpEndpoint, StreamEndpoint};
+//! use courier::routes::{RouteShape, Routes};
+//! use courier::{ApiDef, CacheOptions, ChannelEndpoint, GroupDef, HttpEndpoint, StreamEndpoint};
 //!
 //! let api = ApiDef::builder()
 //!     .cancel_previous(["users.search"])
@@ -27,7 +27,7 @@
 //!     routes.to_json(),
 //!     r#"{"source":"demo","endpoints":{"users.create":{"type":"mutation"},"users.events":{"transport":"sse"},"users.get":{"type":"query","get":true},"users.room":{"transport":"ws","bidirectional":true},"users.search":{"type":"query"}},"cancelPrevious":["users.search"],"coalesce":true}"#
 //! );
-//! # Ok::<(), courier_core::ConfigurationError>(())
+//! # Ok::<(), courier::ConfigurationError>(())
 //! ```
 
 pub mod types;
@@ -212,8 +212,8 @@ impl Routes {
     /// source form's rule.
     ///
     /// ```
-    /// use courier_core::routes::{RouteShape, Routes};
-    /// use courier_core::{ApiDef, GroupDef, HttpEndpoint};
+    /// use courier::routes::{RouteShape, Routes};
+    /// use courier::{ApiDef, GroupDef, HttpEndpoint};
     ///
     /// let api = ApiDef::builder()
     ///     .group(
@@ -230,7 +230,7 @@ impl Routes {
     /// assert_eq!(boundary.endpoints["users.login"], RouteShape::Query { get: false });
     /// assert_eq!(boundary.sensitive, ["users.login"]);
     /// assert!(!boundary.endpoints.contains_key("admin.purge"), "not exposed, not named");
-    /// # Ok::<(), courier_core::ConfigurationError>(())
+    /// # Ok::<(), courier::ConfigurationError>(())
     /// ```
     pub fn boundary(source: impl Into<String>, api: &ApiDef) -> Self {
         let mut routes = Self::from_api(source, api);
@@ -351,8 +351,8 @@ impl Routes {
     /// record typed with them, which `createProxyCaller(routes)` takes.
     ///
     /// ```
-    /// use courier_core::routes::{types::Types, Routes};
-    /// use courier_core::{ApiDef, GroupDef, HttpEndpoint};
+    /// use courier::routes::{types::Types, Routes};
+    /// use courier::{ApiDef, GroupDef, HttpEndpoint};
     ///
     /// let api = ApiDef::builder()
     ///     .group("users", GroupDef::new().expose(true).endpoint("get", HttpEndpoint::get("/:id")))
@@ -362,7 +362,7 @@ impl Routes {
     /// let module = Routes::from_api("demo", &api).to_typescript_with(&types)?;
     /// assert!(module.contains(r#""users.get": { variables: number; response: { id: number; name: string } };"#));
     /// assert!(module.contains("export const routes: typeof record & { readonly types?: Endpoints } = record;"));
-    /// # Ok::<(), courier_core::ConfigurationError>(())
+    /// # Ok::<(), courier::ConfigurationError>(())
     /// ```
     ///
     /// # Errors

@@ -23,7 +23,7 @@ pub type HttpFuture = Pin<Box<dyn Future<Output = Result<Response<Body>, BoxErro
 /// on the way (layers such as retry and coalescing clone their inner service for every call).
 ///
 /// ```
-/// use courier_core::{Body, HttpService};
+/// use courier::{Body, HttpService};
 /// use http::{Request, Response};
 /// use tower::{service_fn, ServiceExt};
 ///
@@ -107,7 +107,7 @@ impl fmt::Debug for HttpService {
 /// `http::Request<Body>` to `http::Response<Body>`.
 ///
 /// ```
-/// use courier_core::{Body, Fetch};
+/// use courier::{Body, Fetch};
 /// use http::{Request, Response};
 ///
 /// let fetch = Fetch::new(tower::service_fn(|_req: Request<Body>| async {
@@ -222,7 +222,7 @@ impl TransportOptions {
 /// tree can hold layers of any type.
 ///
 /// ```
-/// use courier_core::Middleware;
+/// use courier::Middleware;
 /// use std::time::Duration;
 ///
 /// let mw = Middleware::new("concurrency", tower::limit::ConcurrencyLimitLayer::new(8));

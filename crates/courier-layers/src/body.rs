@@ -10,9 +10,9 @@ use http_body_util::Empty;
 /// both; a streamed one answers `None` and is sent once, unshared.
 ///
 /// ```
-/// use courier_layers::BufferedBody;
+/// use courier::layers::BufferedBody;
 ///
-/// let body = courier_core::Body::from("{\"q\":1}");
+/// let body = courier::Body::from("{\"q\":1}");
 /// assert_eq!(body.buffered(), Some(&b"{\"q\":1}"[..]));
 /// assert!(body.try_clone_body().is_some());
 /// ```

@@ -71,8 +71,8 @@
 //!
 //! ```
 //! # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
-//! use courier_core::{ApiDef, Event, GroupDef, StreamEndpoint, StreamHandler};
-//! use courier_server::Proxy;
+//! use courier::server::Proxy;
+//! use courier::{ApiDef, Event, GroupDef, StreamEndpoint, StreamHandler};
 //! use futures_util::{stream, StreamExt};
 //! use serde_json::{json, Value};
 //!
@@ -94,7 +94,7 @@
 //!     .group("live", GroupDef::new().endpoint("ticks", StreamEndpoint::get("/api/sse")))
 //!     .build()?;
 //! let address = json!({ "_s": "demo", "_g": "live", "_m": "ticks" });
-//! let events = courier_client::Client::new(remote)?.stream("live.ticks", address, None).await?;
+//! let events = courier::Client::new(remote)?.stream("live.ticks", address, None).await?;
 //! let data: Vec<Value> = events.map(|e| e.unwrap().data).collect().await;
 //! assert_eq!(data, [json!({ "n": 1 }), json!({ "n": 2 }), json!({ "n": 3 })]);
 //! # Ok(()) }

@@ -161,7 +161,7 @@ impl Proxy {
     ///
     /// ```
     /// # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
-    /// use courier_server::Proxy;
+    /// use courier::server::Proxy;
     ///
     /// let site = tempfile::tempdir()?;
     /// std::fs::write(site.path().join("index.html"), "<h1>hello</h1>")?;
@@ -224,7 +224,7 @@ impl Proxy {
     ///
     /// ```
     /// # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
-    /// use courier_server::Proxy;
+    /// use courier::server::Proxy;
     /// use std::time::Duration;
     ///
     /// let proxy = Proxy::new().header_read_timeout(Duration::from_secs(10));
@@ -251,7 +251,7 @@ impl Proxy {
     /// ```
     /// # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
     /// use axum::routing::get;
-    /// use courier_server::Proxy;
+    /// use courier::server::Proxy;
     ///
     /// let proxy = Proxy::new();
     /// let stop = proxy.shutdown_handle();

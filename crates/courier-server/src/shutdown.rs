@@ -26,7 +26,7 @@ use tokio::sync::Notify;
 ///
 /// ```
 /// # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
-/// use courier_server::Proxy;
+/// use courier::server::Proxy;
 ///
 /// let proxy = Proxy::new();
 /// let shutdown = proxy.shutdown_handle();

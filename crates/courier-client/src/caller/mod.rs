@@ -22,9 +22,8 @@ use std::ops::Deref;
 /// `::boundary`. The views, their values and their errors are the same over either.
 ///
 /// ```no_run
-/// # use courier_core as courier;
-/// use courier_client::Caller;
-/// # fn demo<A: courier::typed::ApiSpec>(api: courier::typed::Api<A>) -> Result<(), courier_client::Error> {
+/// use courier::Caller;
+/// # fn demo<A: courier::typed::ApiSpec>(api: courier::typed::Api<A>) -> Result<(), courier::Error> {
 /// let caller = Caller::new(api)?;
 /// // let user = caller.users().get(UserId(7)).await?;
 /// # Ok(()) }
@@ -65,11 +64,9 @@ impl<A: ApiSpec> Caller<A> {
     /// one's own.
     ///
     /// ```no_run
-    /// # use courier_core as courier;
-    /// use courier_client::Caller;
-    /// use courier_core::RetryPolicy;
-    /// use courier_layers::{auth::AuthLayer, trace::log_middleware};
-    /// # fn demo<A: courier::typed::ApiSpec>(api: courier::typed::Api<A>) -> Result<(), courier_client::Error> {
+    /// use courier::layers::{auth::AuthLayer, trace::log_middleware};
+    /// use courier::{Caller, RetryPolicy};
+    /// # fn demo<A: courier::typed::ApiSpec>(api: courier::typed::Api<A>) -> Result<(), courier::Error> {
     /// let caller = Caller::builder(api)
     ///     .retry(RetryPolicy::new().max_attempts(2))
     ///     .layer(AuthLayer::new(|| async { Ok::<_, std::io::Error>("secret-token") }))

@@ -36,8 +36,7 @@ pub enum Credentials {
 /// values, the same [`Error`]. See the [module docs](super) for the wire and the rules.
 ///
 /// ```no_run
-/// # use courier_core as courier;
-/// use courier_client::proxy::{ProxyCaller, Routes};
+/// use courier::proxy::{ProxyCaller, Routes};
 /// # fn demo<A: courier::typed::ApiSpec>(routes_json: &str) -> Result<(), Box<dyn std::error::Error>> {
 /// // The routes record `courier routes` wrote for the app.
 /// let routes: Routes = serde_json::from_str(routes_json)?;

@@ -29,8 +29,7 @@
 //! ```
 //! # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
 //! use axum::response::sse::{Event as SseEvent, Sse};
-//! use courier_client::Client;
-//! use courier_core::{ApiDef, GroupDef, StreamEndpoint};
+//! use courier::{ApiDef, Client, GroupDef, StreamEndpoint};
 //! use futures_util::{stream, StreamExt};
 //! use serde_json::{json, Value};
 //!

@@ -67,7 +67,7 @@ impl std::error::Error for TooLarge {}
 /// server cannot make the parser hold unbounded memory.
 ///
 /// ```
-/// use courier_client::sse::{Output, Parser};
+/// use courier::sse::{Output, Parser};
 ///
 /// let mut parser = Parser::new();
 /// parser.feed(b"id: 7\ndata: {\"n\":").unwrap();

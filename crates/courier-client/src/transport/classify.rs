@@ -69,8 +69,7 @@ const MAX_DEPTH: usize = 64;
 /// `get_ref()`; that is where rustls's errors sit.
 ///
 /// ```
-/// use courier_client::{classify, NetworkErrorKind, Transport};
-/// use courier_core::Body;
+/// use courier::{classify, Body, NetworkErrorKind, Transport};
 /// use tower::ServiceExt;
 ///
 /// # #[tokio::main(flavor = "current_thread")]

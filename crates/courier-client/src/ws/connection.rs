@@ -178,8 +178,8 @@ pub(super) enum Incoming {
 /// A push-only channel (`S` is [`NoSend`](courier_core::typed::NoSend)) has no `send`:
 ///
 /// ```compile_fail
-/// use courier_client::ws::Connection;
-/// use courier_core::typed::NoSend;
+/// use courier::typed::NoSend;
+/// use courier::ws::Connection;
 ///
 /// fn push_only(ticks: Connection<u64, NoSend>) {
 ///     let _ = ticks.send(NoSend);

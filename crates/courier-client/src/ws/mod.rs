@@ -52,8 +52,7 @@
 //!
 //! ```
 //! # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
-//! use courier_client::Client;
-//! use courier_core::{ApiDef, ChannelEndpoint, GroupDef};
+//! use courier::{ApiDef, ChannelEndpoint, Client, GroupDef};
 //! use futures_util::{SinkExt, StreamExt};
 //! use serde_json::{json, Value};
 //!

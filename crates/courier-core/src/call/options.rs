@@ -14,7 +14,7 @@ use tokio_util::sync::CancellationToken;
 /// by the `get_*` method beside it (`.timeout(d)`, `.get_timeout()`).
 ///
 /// ```
-/// use courier_core::CallOptions;
+/// use courier::CallOptions;
 /// use std::time::Duration;
 ///
 /// let opts = CallOptions::new().timeout(Duration::from_millis(200)).coalesce(false);

@@ -10,7 +10,7 @@
 //! `docs/CONFIG.md`.
 //!
 //! ```
-//! use courier_core::config::Config;
+//! use courier::config::Config;
 //!
 //! let config = Config::from_toml_str(r#"
 //!     [sources.demo]
@@ -28,7 +28,7 @@
 //! assert_eq!(get.template().unwrap().as_str(), "/users/:id");
 //! assert!(get.is_exposed());
 //! assert_eq!(config.proxy().http, "/api/request");
-//! # Ok::<(), courier_core::ConfigurationError>(())
+//! # Ok::<(), courier::ConfigurationError>(())
 //! ```
 
 mod endpoint;
@@ -107,11 +107,11 @@ impl Config {
     /// directory: `courier serve` serves it beside the proxy, on the same origin.
     ///
     /// ```
-    /// use courier_core::config::Config;
+    /// use courier::config::Config;
     ///
     /// let config: Config = "[static]\ndir = \"web/dist\"".parse()?;
     /// assert_eq!(config.static_dir(), Some(std::path::Path::new("web/dist")));
-    /// # Ok::<(), courier_core::ConfigurationError>(())
+    /// # Ok::<(), courier::ConfigurationError>(())
     /// ```
     pub fn static_dir(&self) -> Option<&Path> {
         self.static_dir.as_deref()

@@ -10,7 +10,7 @@ use std::time::Duration;
 /// channels. Read from the config file's `[proxy]` table.
 ///
 /// ```
-/// use courier_core::config::ProxyPaths;
+/// use courier::config::ProxyPaths;
 ///
 /// let paths = ProxyPaths::default();
 /// assert_eq!(paths.http, "/api/request");
@@ -59,14 +59,14 @@ impl ProxyPaths {
 /// default (1 MiB, 30 s, 60 s); `courier serve`'s flags win over the file.
 ///
 /// ```
-/// use courier_core::config::Config;
+/// use courier::config::Config;
 /// use std::time::Duration;
 ///
 /// let config: Config = "[proxy]\nbody_limit = 65536\nheader_read_timeout_ms = 5000".parse()?;
 /// assert_eq!(config.proxy_limits().body_limit, Some(65536));
 /// assert_eq!(config.proxy_limits().header_read_timeout, Some(Duration::from_secs(5)));
 /// assert_eq!(config.proxy_limits().body_read_timeout, None);
-/// # Ok::<(), courier_core::ConfigurationError>(())
+/// # Ok::<(), courier::ConfigurationError>(())
 /// ```
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct ProxyLimits {

@@ -13,7 +13,7 @@ use std::fmt;
 /// `variables.avatar`, `variables.files.0`); `None` when there are none.
 ///
 /// ```
-/// use courier_core::encode::raw_bytes_at;
+/// use courier::encode::raw_bytes_at;
 ///
 /// #[derive(serde::Serialize)]
 /// struct Upload<'a> { name: &'a str, #[serde(with = "serde_bytes_like")] data: &'a [u8] }

@@ -5,15 +5,14 @@
 //! in process; both go through the same hub (the one the [`ApiDef`](crate::ApiDef) carries).
 //!
 //! ```
-//! use courier_core::live::{Hub, JoinOptions, Outbound};
-//! use courier_core::ChannelEndpoint;
-//! use courier_core::ChannelHandler;
+//! use courier::live::{Hub, JoinOptions, Outbound};
+//! use courier::{ChannelEndpoint, ChannelHandler};
 //! use serde_json::{json, Value};
 //!
 //! # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
 //! let ticker = ChannelEndpoint::implement(ChannelHandler::push(|request| {
 //!     let room = request.topic.clone();
-//!     futures_util::stream::iter((1..=2).map(move |n| Ok::<_, courier_core::BoxError>(json!({ "room": room, "n": n }))))
+//!     futures_util::stream::iter((1..=2).map(move |n| Ok::<_, courier::BoxError>(json!({ "room": room, "n": n }))))
 //! }));
 //! let hub = Hub::local();
 //! let mut member = hub.join("rooms.ticker", &ticker, json!("lobby"), JoinOptions::default()).await.unwrap();

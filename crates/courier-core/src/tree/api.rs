@@ -372,7 +372,7 @@ struct ApiInner {
 /// address template, path options chain, exposure, transport). Cheap to clone.
 ///
 /// ```
-/// use courier_core::{ApiDef, GroupDef, HttpEndpoint};
+/// use courier::{ApiDef, GroupDef, HttpEndpoint};
 ///
 /// let api = ApiDef::builder()
 ///     .base_url("http://127.0.0.1:9000/v1")
@@ -388,7 +388,7 @@ struct ApiInner {
 /// let list = api.endpoint("users.posts.list").unwrap();
 /// assert_eq!(list.template().unwrap().as_str(), "/users/:id/posts");
 /// assert_eq!(list.group_path(), "users.posts");
-/// # Ok::<(), courier_core::ConfigurationError>(())
+/// # Ok::<(), courier::ConfigurationError>(())
 /// ```
 #[derive(Clone, Debug)]
 pub struct ApiDef {

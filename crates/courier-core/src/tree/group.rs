@@ -12,7 +12,7 @@ use std::collections::BTreeMap;
 /// the group. Adding a second endpoint (or group) under a name replaces the first.
 ///
 /// ```
-/// use courier_core::{GroupDef, HttpEndpoint, PathOptions};
+/// use courier::{GroupDef, HttpEndpoint, PathOptions};
 /// use serde_json::json;
 ///
 /// let posts = GroupDef::new()

@@ -23,7 +23,7 @@ type Compute = dyn Fn(Option<&http::request::Parts>) -> BoxFuture<'static, Resul
 /// browser cannot override, say, a tenant the server sets.
 ///
 /// ```
-/// use courier_core::PathOptions;
+/// use courier::PathOptions;
 /// use serde_json::json;
 ///
 /// let fixed = PathOptions::fixed(json!({ "tenant": "acme" }));

@@ -112,7 +112,7 @@ pub struct ChannelHead;
 /// The head of channels; types come from the field.
 ///
 /// ```
-/// use courier_core::typed::{channel, Channel};
+/// use courier::typed::{channel, Channel};
 /// # #[derive(serde::Deserialize)] struct ChatOut;
 /// # #[derive(serde::Serialize, serde::Deserialize)] struct RoomId(String);
 /// # #[derive(serde::Serialize)] struct ChatIn;
@@ -326,7 +326,7 @@ impl ChannelHead {
     /// A two-way channel served here, with typed handlers.
     ///
     /// ```
-    /// use courier_core::typed::{channel, Channel, ChannelHandlers, ChannelPeer};
+    /// use courier::typed::{channel, Channel, ChannelHandlers, ChannelPeer};
     /// # #[derive(serde::Serialize, serde::Deserialize)] struct Said { text: String }
     /// # #[derive(serde::Serialize, serde::Deserialize)] struct Say { text: String }
     /// let room: Channel<Said, String, Say> = channel().implement_handlers(

@@ -30,14 +30,14 @@ pub trait GroupMember {
 /// `defineGroup`).
 ///
 /// ```
-/// use courier_core::typed::{endpoint, Group, GroupSpec, Http, Member};
-/// use courier_core::GroupDef;
+/// use courier::typed::{endpoint, Group, GroupSpec, Http, Member};
+/// use courier::GroupDef;
 ///
 /// // What `#[derive(courier::Group)]` writes, by hand:
 /// struct Users { get: Http<serde_json::Value, u64> }
 /// impl GroupSpec for Users {
-///     type View<'a, C: courier_core::Dispatch + 'a, M: courier_core::typed::Mode> =
-///         courier_core::typed::Scope<'a, C, M>;
+///     type View<'a, C: courier::Dispatch + 'a, M: courier::typed::Mode> =
+///         courier::typed::Scope<'a, C, M>;
 ///     fn register(self, group: GroupDef) -> GroupDef {
 ///         self.get.add_to("get", group)
 ///     }

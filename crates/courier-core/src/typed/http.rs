@@ -154,7 +154,7 @@ pub struct EndpointHead;
 /// The head of HTTP endpoints; types come from the field the endpoint is assigned to.
 ///
 /// ```
-/// use courier_core::typed::{endpoint, Http, Mutation};
+/// use courier::typed::{endpoint, Http, Mutation};
 /// # #[derive(serde::Deserialize)] struct User;
 /// # #[derive(serde::Serialize)] struct NewUser;
 /// # #[derive(serde::Serialize)] struct UserId(u64);

@@ -84,8 +84,8 @@ pub struct StreamHead;
 /// The head of streams; types come from the field.
 ///
 /// ```
-/// use courier_core::typed::{stream, Stream};
-/// use courier_core::Event;
+/// use courier::typed::{stream, Stream};
+/// use courier::Event;
 /// # #[derive(serde::Serialize, serde::Deserialize)] struct Tick(u64);
 /// let remote: Stream<Tick> = stream().get("/ticks");
 /// let served: Stream<Tick, u64> = stream().implement(|every: u64| {

@@ -33,8 +33,8 @@
 //! call's endpoint.
 //!
 //! ```
-//! use courier_core::{EndpointMeta, Kind};
-//! use courier_layers::allow_headers::AllowHeadersLayer;
+//! use courier::layers::allow_headers::AllowHeadersLayer;
+//! use courier::{EndpointMeta, Kind};
 //! use http::{HeaderName, Request, Response};
 //! use tower::{service_fn, Layer, ServiceExt};
 //!

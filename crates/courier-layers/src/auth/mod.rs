@@ -37,13 +37,13 @@
 //! client's half, with a token that may take I/O to get.
 //!
 //! ```
-//! use courier_layers::auth::AuthLayer;
+//! use courier::layers::auth::AuthLayer;
 //! use http::{header::AUTHORIZATION, Request, Response};
 //! use std::convert::Infallible;
 //! use tower::{service_fn, ServiceBuilder, ServiceExt};
 //!
 //! # #[tokio::main(flavor = "current_thread")]
-//! # async fn main() -> Result<(), courier_core::BoxError> {
+//! # async fn main() -> Result<(), courier::BoxError> {
 //! let get_token = || async {
 //!     // A token store, an OAuth client, a secrets manager...
 //!     Ok::<_, Infallible>("s3cr3t".to_string())

@@ -34,15 +34,15 @@
 //! so the table holds exactly the calls in flight.
 //!
 //! ```
-//! use courier_core::{EndpointMeta, Kind};
-//! use courier_layers::cancel_previous::error::Cancelled;
-//! use courier_layers::cancel_previous::CancelPreviousLayer;
+//! use courier::layers::cancel_previous::error::Cancelled;
+//! use courier::layers::cancel_previous::CancelPreviousLayer;
+//! use courier::{EndpointMeta, Kind};
 //! use http::{Request, Response};
 //! use std::convert::Infallible;
 //! use tower::{service_fn, Service, ServiceBuilder, ServiceExt};
 //!
 //! # #[tokio::main(flavor = "current_thread")]
-//! # async fn main() -> Result<(), courier_core::BoxError> {
+//! # async fn main() -> Result<(), courier::BoxError> {
 //! let mut search = ServiceBuilder::new()
 //!     .layer(CancelPreviousLayer::new())
 //!     .service(service_fn(|request: Request<()>| async move {

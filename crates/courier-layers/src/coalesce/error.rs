@@ -14,7 +14,7 @@ use std::sync::Arc;
 /// reaches it directly.
 ///
 /// ```
-/// use courier_layers::coalesce::error::Shared;
+/// use courier::layers::coalesce::error::Shared;
 /// use std::error::Error;
 ///
 /// let io = std::io::Error::new(std::io::ErrorKind::ConnectionReset, "reset by peer");

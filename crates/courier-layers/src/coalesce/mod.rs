@@ -108,7 +108,7 @@
 //!
 //! ```
 //! use bytes::Bytes;
-//! use courier_layers::coalesce::CoalesceLayer;
+//! use courier::layers::coalesce::CoalesceLayer;
 //! use http::{Request, Response};
 //! use http_body_util::{BodyExt, Full};
 //! use std::convert::Infallible;
@@ -117,17 +117,17 @@
 //! use tower::{Service, ServiceBuilder, ServiceExt};
 //!
 //! # #[tokio::main(flavor = "current_thread")]
-//! # async fn main() -> Result<(), courier_core::BoxError> {
+//! # async fn main() -> Result<(), courier::BoxError> {
 //! let calls = Arc::new(AtomicUsize::new(0));
 //! let counted = Arc::clone(&calls);
 //! let mut service = ServiceBuilder::new()
 //!     .layer(CoalesceLayer::new())
-//!     .service_fn(move |_request: Request<courier_core::Body>| {
+//!     .service_fn(move |_request: Request<courier::Body>| {
 //!         counted.fetch_add(1, Ordering::SeqCst);
 //!         async { Ok::<_, Infallible>(Response::new(Full::new(Bytes::from("ada")))) }
 //!     });
 //!
-//! let get = || Request::get("http://127.0.0.1:8080/users/7").body(courier_core::Body::empty());
+//! let get = || Request::get("http://127.0.0.1:8080/users/7").body(courier::Body::empty());
 //! // Two identical reads in flight at once...
 //! let first = service.ready().await?.call(get()?);
 //! let second = service.ready().await?.call(get()?);
@@ -172,7 +172,7 @@ use tower::{Layer, Service};
 /// Makes identical in-flight reads share one upstream call; see the [module docs](self).
 ///
 /// ```
-/// use courier_layers::coalesce::CoalesceLayer;
+/// use courier::layers::coalesce::CoalesceLayer;
 /// use http::HeaderName;
 ///
 /// let layer = CoalesceLayer::new().ignore_header(HeaderName::from_static("x-correlation-id"));

@@ -36,8 +36,8 @@
 //! # Example
 //!
 //! ```
-//! use courier_core::context::ServedRequest;
-//! use courier_layers::context::ContextLayer;
+//! use courier::context::ServedRequest;
+//! use courier::layers::context::ContextLayer;
 //! use http::{HeaderValue, Request, Response};
 //! use std::convert::Infallible;
 //! use tower::{ServiceBuilder, ServiceExt};
@@ -75,7 +75,7 @@
 //! # #[cfg(feature = "axum")]
 //! # async fn serve() -> std::io::Result<()> {
 //! use axum::{routing::get, Router};
-//! use courier_layers::context::ContextLayer;
+//! use courier::layers::context::ContextLayer;
 //! use std::net::SocketAddr;
 //!
 //! let app = Router::new()
@@ -93,8 +93,8 @@
 //! [`ServedRequest::scope`] again:
 //!
 //! ```
-//! use courier_core::context::ServedRequest;
-//! use courier_layers::context::ContextLayer;
+//! use courier::context::ServedRequest;
+//! use courier::layers::context::ContextLayer;
 //! use http::{Request, Response};
 //! use std::convert::Infallible;
 //! use tower::{ServiceBuilder, ServiceExt};
@@ -142,7 +142,7 @@ use tower::{Layer, Service};
 /// `Fn(&http::request::Parts) -> Option<SocketAddr>`:
 ///
 /// ```
-/// use courier_layers::context::ContextLayer;
+/// use courier::layers::context::ContextLayer;
 /// use http::request::Parts;
 /// use std::net::SocketAddr;
 ///

@@ -50,9 +50,9 @@
 //! # Example
 //!
 //! ```
-//! use courier_core::context::ServedRequest;
-//! use courier_core::{Body, ForwardOptions};
-//! use courier_layers::forward::ForwardLayer;
+//! use courier::context::ServedRequest;
+//! use courier::layers::forward::ForwardLayer;
+//! use courier::{Body, ForwardOptions};
 //! use http::{Request, Response};
 //! use std::convert::Infallible;
 //! use tower::{ServiceBuilder, ServiceExt};

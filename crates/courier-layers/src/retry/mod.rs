@@ -80,9 +80,9 @@
 //! # Example
 //!
 //! ```
-//! use courier_core::{Body, BoxError, RetryPolicy};
-//! use courier_layers::retry::RetryLayer;
-//! use courier_layers::timeout::TimeoutLayer;
+//! use courier::layers::retry::RetryLayer;
+//! use courier::layers::timeout::TimeoutLayer;
+//! use courier::{Body, BoxError, RetryPolicy};
 //! use std::sync::atomic::{AtomicUsize, Ordering};
 //! use std::sync::Arc;
 //! use std::time::Duration;
@@ -159,7 +159,7 @@ impl RetryLayer {
     /// `Arc<TpsBudget>` to share one budget with other layers.
     ///
     /// ```
-    /// use courier_layers::retry::RetryLayer;
+    /// use courier::layers::retry::RetryLayer;
     /// use std::time::Duration;
     /// use tower::retry::budget::TpsBudget;
     ///

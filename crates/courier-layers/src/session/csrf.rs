@@ -13,15 +13,15 @@
 //! repeat it in the CSRF header on writes:
 //!
 //! ```
-//! use courier_core::CsrfKey;
-//! use courier_layers::session::csrf;
+//! use courier::layers::session::csrf;
+//! use courier::CsrfKey;
 //!
 //! let key = CsrfKey::new(*b"a 32-byte key, random in real use");
 //! let token = csrf::issue(&key, "sid=s1")?;
 //! assert!(csrf::verify(&key, "sid=s1", &token));
 //! assert!(!csrf::verify(&key, "sid=s2", &token), "bound to the session");
 //! assert!(!csrf::verify(&CsrfKey::new(*b"another key of thirty-two bytes!!"), "sid=s1", &token));
-//! # Ok::<(), courier_layers::session::csrf::IssueError>(())
+//! # Ok::<(), courier::layers::session::csrf::IssueError>(())
 //! ```
 
 use courier_core::CsrfKey;

@@ -92,9 +92,9 @@
 //! # Example
 //!
 //! ```
-//! use courier_core::context::ServedRequest;
-//! use courier_core::{Body, BoxError, EndpointMeta, Kind, SessionOptions};
-//! use courier_layers::session::{error::SessionRefused, SessionLayer};
+//! use courier::context::ServedRequest;
+//! use courier::layers::session::{error::SessionRefused, SessionLayer};
+//! use courier::{Body, BoxError, EndpointMeta, Kind, SessionOptions};
 //! use http::{Request, Response};
 //! use tower::{ServiceBuilder, ServiceExt};
 //!
@@ -270,9 +270,9 @@ impl SessionLayer {
     /// origin decides.
     ///
     /// ```
-    /// use courier_core::context::ServedRequest;
-    /// use courier_core::SessionOptions;
-    /// use courier_layers::session::SessionLayer;
+    /// use courier::context::ServedRequest;
+    /// use courier::layers::session::SessionLayer;
+    /// use courier::SessionOptions;
     ///
     /// let session = SessionLayer::new(SessionOptions::new().cookies(["sid"]));
     /// let handshake = |origin: &str| {

@@ -10,7 +10,7 @@ use std::time::Duration;
 /// chain when another layer wraps it.
 ///
 /// ```
-/// use courier_layers::timeout::error::Elapsed;
+/// use courier::layers::timeout::error::Elapsed;
 /// use std::time::Duration;
 ///
 /// let error = Elapsed::new(Duration::from_millis(200));

@@ -26,8 +26,8 @@
 //! # Example
 //!
 //! ```
-//! use courier_core::{Body, BoxError, EndpointMeta, Kind};
-//! use courier_layers::timeout::{error::Elapsed, TimeoutLayer};
+//! use courier::layers::timeout::{error::Elapsed, TimeoutLayer};
+//! use courier::{Body, BoxError, EndpointMeta, Kind};
 //! use std::time::Duration;
 //! use tower::{service_fn, ServiceBuilder, ServiceExt};
 //!

@@ -25,14 +25,14 @@
 //! because a client's calls are the events worth seeing.
 //!
 //! ```
-//! use courier_core::{EndpointMeta, Kind};
-//! use courier_layers::trace::trace_layer;
+//! use courier::layers::trace::trace_layer;
+//! use courier::{EndpointMeta, Kind};
 //! use http::{Request, Response};
 //! use std::convert::Infallible;
 //! use tower::{service_fn, ServiceBuilder, ServiceExt};
 //!
 //! # #[tokio::main(flavor = "current_thread")]
-//! # async fn main() -> Result<(), courier_core::BoxError> {
+//! # async fn main() -> Result<(), courier::BoxError> {
 //! // Any `tracing` subscriber shows the calls; `tracing_subscriber::fmt::init()` for one.
 //! let service = ServiceBuilder::new()
 //!     .layer(trace_layer())
@@ -98,15 +98,15 @@ pub fn trace_layer() -> CallTraceLayer {
 /// goes back into a [`Body`], as a middleware's stack requires.
 ///
 /// ```
-/// use courier_core::{Body, HttpService};
-/// use courier_layers::trace::log_middleware;
+/// use courier::layers::trace::log_middleware;
+/// use courier::{Body, HttpService};
 /// use http::{Request, Response};
 /// use tower::{service_fn, ServiceExt};
 ///
 /// # #[tokio::main(flavor = "current_thread")]
-/// # async fn main() -> Result<(), courier_core::BoxError> {
+/// # async fn main() -> Result<(), courier::BoxError> {
 /// let transport = HttpService::new(service_fn(|_: Request<Body>| async {
-///     Ok::<_, courier_core::BoxError>(Response::new(Body::from("{}")))
+///     Ok::<_, courier::BoxError>(Response::new(Body::from("{}")))
 /// }));
 /// let middleware = log_middleware();
 /// assert_eq!(middleware.name(), "log");

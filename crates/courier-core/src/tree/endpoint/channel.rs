@@ -60,7 +60,7 @@ impl fmt::Debug for Topic {
 /// A WebSocket channel descriptor: pushes responses, and takes messages once it has `.send()`.
 ///
 /// ```
-/// use courier_core::ChannelEndpoint;
+/// use courier::ChannelEndpoint;
 ///
 /// let room = ChannelEndpoint::connect("/rooms/:id").send().topic_variables(["id"]);
 /// assert!(room.is_bidirectional());

@@ -24,7 +24,7 @@ pub enum HttpAddress {
 /// [`HttpEndpoint::method`]) or with [`HttpEndpoint::via`], then refined:
 ///
 /// ```
-/// use courier_core::{CacheOptions, HttpEndpoint};
+/// use courier::{CacheOptions, HttpEndpoint};
 /// use std::time::Duration;
 ///
 /// let get = HttpEndpoint::get("/:id")
@@ -95,7 +95,7 @@ impl HttpEndpoint {
     /// `Http<_, _, Query>` declares it).
     ///
     /// ```
-    /// use courier_core::{HttpEndpoint, WireCall};
+    /// use courier::{HttpEndpoint, WireCall};
     /// use serde_json::json;
     ///
     /// let lookup = HttpEndpoint::via(|vars| {

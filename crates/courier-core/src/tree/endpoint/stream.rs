@@ -16,14 +16,14 @@ pub enum StreamSource {
 /// A server-sent event stream descriptor.
 ///
 /// ```
-/// use courier_core::{Event, StreamEndpoint, StreamHandler};
+/// use courier::{Event, StreamEndpoint, StreamHandler};
 ///
 /// let remote = StreamEndpoint::get("/events");
 /// let served = StreamEndpoint::implement(StreamHandler::new(|_req| {
 ///     futures_util_stream()
 /// }));
-/// # fn futures_util_stream() -> impl futures_core::Stream<Item = Result<Event<serde_json::Value>, courier_core::BoxError>> + Send {
-/// #     struct Done; impl futures_core::Stream for Done { type Item = Result<Event<serde_json::Value>, courier_core::BoxError>;
+/// # fn futures_util_stream() -> impl futures_core::Stream<Item = Result<Event<serde_json::Value>, courier::BoxError>> + Send {
+/// #     struct Done; impl futures_core::Stream for Done { type Item = Result<Event<serde_json::Value>, courier::BoxError>;
 /// #     fn poll_next(self: std::pin::Pin<&mut Self>, _: &mut std::task::Context<'_>) -> std::task::Poll<Option<Self::Item>> { std::task::Poll::Ready(None) } } Done }
 /// # let _ = (remote, served);
 /// ```
