@@ -34,6 +34,13 @@
 //! Only 127.0.0.1 is ever contacted; the benchmark stops the backend when it is done.
 //!
 //! Run: `cargo bench --bench client`
+//!
+//! Instructions per call: `COURIER_BENCH_CALLS="caller 1 2000"` (a client — `caller`,
+//! `hyper-util` or `reqwest` — a concurrency and a number of iterations) makes the bench binary
+//! warm that client up, run that many iterations untimed, and exit, for `valgrind
+//! --tool=callgrind --separate-threads=yes`: the client's thread is the main one, and the
+//! difference between two runs of different lengths, divided by the calls between them, is the
+//! cost of one call with set-up and warm-up cancelled out (BENCHMARKS.md).
 
 use axum::extract::Path;
 use axum::routing::get;
@@ -42,9 +49,7 @@ use axum::{Json, Router};
 use courier::typed::{endpoint, Group, Http};
 use courier::{ApiDef, Caller};
 use criterion::measurement::WallTime;
-use criterion::{
-    criterion_group, criterion_main, BenchmarkGroup, BenchmarkId, Criterion, Throughput,
-};
+use criterion::{criterion_group, BenchmarkGroup, BenchmarkId, Criterion, Throughput};
 use futures_util::future::join_all;
 use http_body_util::{BodyExt, Empty};
 use hyper::body::Bytes;
@@ -238,14 +243,9 @@ async fn reqwest_get(client: &reqwest::Client, addr: SocketAddr, id: u64) -> Use
 
 // ---- measuring -----------------------------------------------------------------------------------
 
-/// Checks `call`'s answer and warms its pool, then measures it in `group` at `concurrency`.
-fn measure<F, Fut>(
-    group: &mut BenchmarkGroup<'_, WallTime>,
-    clients: &Runtime,
-    name: &str,
-    concurrency: usize,
-    call: F,
-) where
+/// Checks `call`'s answer and warms its pool.
+fn warm<F, Fut>(clients: &Runtime, name: &str, call: F)
+where
     F: Fn(u64) -> Fut,
     Fut: Future<Output = User>,
 {
@@ -260,21 +260,87 @@ fn measure<F, Fut>(
             join_all((1..=64).map(&call)).await;
         }
     });
+}
+
+/// `iters` iterations of `call` at `concurrency`: one call, or that many joined.
+async fn iterate<F, Fut>(call: F, concurrency: usize, iters: u64)
+where
+    F: Fn(u64) -> Fut,
+    Fut: Future<Output = User>,
+{
+    for _ in 0..iters {
+        if concurrency == 1 {
+            black_box(call(7).await);
+        } else {
+            black_box(join_all((1..=concurrency as u64).map(&call)).await);
+        }
+    }
+}
+
+/// Checks `call`'s answer and warms its pool, then measures it in `group` at `concurrency`.
+fn measure<F, Fut>(
+    group: &mut BenchmarkGroup<'_, WallTime>,
+    clients: &Runtime,
+    name: &str,
+    concurrency: usize,
+    call: F,
+) where
+    F: Fn(u64) -> Fut,
+    Fut: Future<Output = User>,
+{
+    warm(clients, name, &call);
     group.bench_function(BenchmarkId::from_parameter(name), |b| {
         b.iter_custom(|iters| {
             clients.block_on(async {
                 let start = Instant::now();
-                for _ in 0..iters {
-                    if concurrency == 1 {
-                        black_box(call(7).await);
-                    } else {
-                        black_box(join_all((1..=concurrency as u64).map(&call)).await);
-                    }
-                }
+                iterate(&call, concurrency, iters).await;
                 start.elapsed()
             })
         });
     });
+}
+
+/// `COURIER_BENCH_CALLS`'s run: `spec` is "CLIENT CONCURRENCY ITERATIONS".
+fn count(spec: &str) {
+    let parts: Vec<&str> = spec.split_whitespace().collect();
+    let [name, concurrency, iters] = parts[..] else {
+        panic!("COURIER_BENCH_CALLS is \"CLIENT CONCURRENCY ITERATIONS\", not {spec:?}");
+    };
+    let concurrency: usize = concurrency.parse().expect("a concurrency");
+    let iters: u64 = iters.parse().expect("a number of iterations");
+    pin_to(0);
+    let backend = backend();
+    let addr = backend.addr;
+    let clients = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("the clients' runtime");
+    match name {
+        "caller" => {
+            let caller = caller(&format!("http://{addr}"));
+            let call = |id| {
+                let caller = &caller;
+                async move { caller.users().get(UserId(id)).await.expect("caller call") }
+            };
+            warm(&clients, name, call);
+            clients.block_on(iterate(call, concurrency, iters));
+        }
+        "hyper-util" => {
+            let hyper = hyper_client();
+            let call = |id| hyper_get(&hyper, addr, id);
+            warm(&clients, name, call);
+            clients.block_on(iterate(call, concurrency, iters));
+        }
+        "reqwest" => {
+            let reqwest = reqwest_client();
+            let call = |id| reqwest_get(&reqwest, addr, id);
+            warm(&clients, name, call);
+            clients.block_on(iterate(call, concurrency, iters));
+        }
+        other => panic!("no client {other:?}: caller, hyper-util or reqwest"),
+    }
+    drop(clients);
+    backend.shut_down();
 }
 
 fn bench(c: &mut Criterion) {
@@ -331,4 +397,12 @@ fn bench(c: &mut Criterion) {
 }
 
 criterion_group!(benches, bench);
-criterion_main!(benches);
+
+fn main() {
+    if let Ok(spec) = std::env::var("COURIER_BENCH_CALLS") {
+        count(&spec);
+        return;
+    }
+    benches();
+    Criterion::default().configure_from_args().final_summary();
+}

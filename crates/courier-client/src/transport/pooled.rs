@@ -158,7 +158,9 @@ const _: () = assert!(std::mem::size_of::<Sent>() == 32);
 ///
 /// hyper-util adds the same header on an HTTP/1 connection (its `set_host`), from the host and
 /// the port it parses out of the URI and formats again; the authority already is that text, so
-/// this copies it, for a few percent of a small call's time. Any other request (an authority
+/// this copies it. The one optimisation of the transport: leaving the header to hyper-util cost
+/// 4.1 % of a call's instructions at concurrency 1 and at 64 (callgrind, `benches/client.rs`:
+/// 38,870 → 40,470 and 42,930 → 44,700). Any other request (an authority
 /// with `user@` or port 80, `https://`, whose connection may speak HTTP/2 by ALPN, or HTTP/2 with
 /// prior knowledge, where `:authority` names the host) is left to hyper-util as before.
 fn set_host(request: &mut Request<Body>) {

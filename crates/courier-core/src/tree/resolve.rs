@@ -81,16 +81,9 @@ pub struct ResolvedEndpoint {
     transport: TransportOptions,
     allowed_headers: Vec<HeaderName>,
     meta: EndpointMeta,
-    ordinal: usize,
 }
 
 impl ResolvedEndpoint {
-    /// Its number among its API's endpoints, from 0 up to their count: a dense index for
-    /// per-endpoint tables, such as the layer stacks a client builds for each endpoint.
-    pub fn ordinal(&self) -> usize {
-        self.ordinal
-    }
-
     /// The dotted path: group path and name (`users.posts.list`).
     pub fn path(&self) -> &str {
         &self.path
@@ -220,7 +213,7 @@ fn resolve_group(
         ..ResolvedGroup::default()
     };
     for (name, endpoint) in &group.endpoints {
-        let endpoint = resolve_endpoint(&scope, name, endpoint, index.len())?;
+        let endpoint = resolve_endpoint(&scope, name, endpoint)?;
         index.insert(endpoint.path.clone(), Arc::clone(&endpoint));
         resolved.endpoints.insert(name.clone(), endpoint);
     }
@@ -235,7 +228,6 @@ fn resolve_endpoint(
     scope: &Scope<'_>,
     name: &str,
     def: &EndpointDef,
-    ordinal: usize,
 ) -> Result<Arc<ResolvedEndpoint>, ConfigurationError> {
     let path = dotted(&scope.path, name);
     validate::check_name(NameOf::Endpoint, name, &path)?;
@@ -307,7 +299,6 @@ fn resolve_endpoint(
     }
 
     Ok(Arc::new(ResolvedEndpoint {
-        ordinal,
         meta,
         group_path: scope.path.clone(),
         name: name.to_owned(),

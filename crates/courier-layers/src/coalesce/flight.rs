@@ -29,6 +29,12 @@ use tokio::sync::oneshot;
 use tokio::task::AbortHandle;
 
 /// The in-flight calls of one service and its clones.
+///
+/// The one optimisation of this layer: calls are found by their key's hash, computed once,
+/// outside the lock, over the key's first part, and kept in buckets of the calls sharing a
+/// hash. A `HashMap<Arc<Key>, Slot>` in their place (the key hashed by the map, shared with the
+/// call's tickets) cost 1.7 % of a call's instructions at concurrency 1 and 2.7 % at 64
+/// (callgrind, `benches/client.rs`: 38,380 → 39,050 and 42,340 → 43,490).
 pub(super) struct InFlight {
     /// Keys are hashed with this ([`Key::hash`]); the map then uses the hash as it is.
     hasher: RandomState,

@@ -3,7 +3,6 @@
 
 use courier_core::{EndpointMeta, Kind};
 use http::header::{ACCEPT, UPGRADE};
-use http::uri::{Authority, PathAndQuery};
 use http::{HeaderName, HeaderValue, Request};
 use std::fmt;
 use std::hash::{BuildHasher, Hasher};
@@ -43,72 +42,19 @@ fn wants_stream(name: &HeaderName, value: &HeaderValue) -> bool {
 ///
 /// Headers are written in the order of their names, the values of one name in their own order,
 /// so the order of different names does not matter while the order of one name's values does,
-/// as on the wire. A header map filled in name order (the usual case) is written as it
-/// iterates; only another order is sorted first.
+/// as on the wire.
 ///
 /// The buffer starts with what is cheap to hash and tells one service's reads apart: the
 /// method, the path and query, and the body's length. That part is [hashed](Key::hash) to find
 /// a call in flight; the scheme and authority (the same for every read of an endpoint, almost
 /// always), the body and the headers follow, and the whole buffer is compared on a hash hit, so
 /// a hash collision never shares a call.
-///
-/// A key of up to [`INLINE`] bytes, the usual read's (method, URI, a few headers), is held
-/// inline; a longer one (long credentials, a body) is allocated.
 #[derive(PartialEq, Eq)]
 pub(super) struct Key {
-    bytes: Buffer,
+    bytes: Vec<u8>,
     /// How much of `bytes` is hashed.
     hashed: usize,
 }
-
-/// The longest key held without an allocation.
-const INLINE: usize = 128;
-
-/// A key's bytes: inline, or on the heap when longer than [`INLINE`].
-enum Buffer {
-    Inline { len: usize, bytes: [u8; INLINE] },
-    Heap(Vec<u8>),
-}
-
-impl Buffer {
-    /// An empty buffer for exactly `len` bytes.
-    fn with_len(len: usize) -> Self {
-        if len <= INLINE {
-            Self::Inline {
-                len: 0,
-                bytes: [0; INLINE],
-            }
-        } else {
-            Self::Heap(Vec::with_capacity(len))
-        }
-    }
-
-    fn as_slice(&self) -> &[u8] {
-        match self {
-            Self::Inline { len, bytes } => &bytes[..*len],
-            Self::Heap(bytes) => bytes,
-        }
-    }
-
-    fn extend(&mut self, more: &[u8]) {
-        match self {
-            Self::Inline { len, bytes } => {
-                // The buffer was made for the key's exact length, computed before writing.
-                bytes[*len..*len + more.len()].copy_from_slice(more);
-                *len += more.len();
-            }
-            Self::Heap(bytes) => bytes.extend_from_slice(more),
-        }
-    }
-}
-
-impl PartialEq for Buffer {
-    fn eq(&self, other: &Self) -> bool {
-        self.as_slice() == other.as_slice()
-    }
-}
-
-impl Eq for Buffer {}
 
 /// Every field is written as its length (four bytes: a field of 4 GiB or more is never keyed)
 /// then its bytes, so that no two different requests write the same bytes. An absent URI part
@@ -124,61 +70,31 @@ impl Key {
         body: &[u8],
         ignored: &[HeaderName],
     ) -> Option<Self> {
-        let headers = request.headers();
-        let kept = |(name, _): &(&HeaderName, &HeaderValue)| !ignored.contains(name);
-
-        let uri = request.uri();
-        let hashed_parts = [
-            Some(request.method().as_str()),
-            uri.path_and_query().map(PathAndQuery::as_str),
-        ];
-        let other_parts = [uri.scheme_str(), uri.authority().map(Authority::as_str)];
-        // A field's room in the buffer; `None` for one too long to key.
-        let field = |len: usize| (len < ABSENT as usize).then_some(size_of::<u32>() + len);
-        let mut len = field(body.len())?;
-        for part in hashed_parts.iter().chain(&other_parts) {
-            len += field(part.map_or(0, str::len))?;
-        }
-        // One pass over the headers for the stream check, the buffer's size, and whether the
-        // names come in order.
-        let mut in_order = true;
-        let mut previous: Option<&HeaderName> = None;
-        for header in headers {
-            let (name, value) = header;
+        let mut headers = Vec::with_capacity(request.headers().len());
+        for (name, value) in request.headers() {
             if wants_stream(name, value) {
                 return None;
             }
-            if !kept(&header) {
-                continue;
+            if !ignored.contains(name) {
+                headers.push((name, value));
             }
-            len += field(name.as_str().len())? + field(value.len())?;
-            in_order &= previous.is_none_or(|previous| previous.as_str() <= name.as_str());
-            previous = Some(name);
         }
+        // Stable: the values of one name keep their order.
+        headers.sort_by(|(a, _), (b, _)| a.as_str().cmp(b.as_str()));
 
-        let mut key = Writer(Buffer::with_len(len));
-        for part in hashed_parts {
-            key.optional(part.map(str::as_bytes));
+        let uri = request.uri();
+        let mut key = Writer(Vec::with_capacity(128));
+        key.field(request.method().as_str().as_bytes())?;
+        key.optional(uri.path_and_query().map(|p| p.as_str().as_bytes()))?;
+        key.len(body.len())?;
+        let hashed = key.0.len();
+        key.optional(uri.scheme_str().map(str::as_bytes))?;
+        key.optional(uri.authority().map(|a| a.as_str().as_bytes()))?;
+        key.0.extend_from_slice(body);
+        for (name, value) in headers {
+            key.field(name.as_str().as_bytes())?;
+            key.field(value.as_bytes())?;
         }
-        key.len(body.len());
-        let hashed = key.0.as_slice().len();
-        for part in other_parts {
-            key.optional(part.map(str::as_bytes));
-        }
-        key.0.extend(body);
-        if in_order {
-            for (name, value) in headers.iter().filter(kept) {
-                key.header(name, value);
-            }
-        } else {
-            let mut sorted: Vec<_> = headers.iter().filter(kept).collect();
-            // Stable: the values of one name keep their order.
-            sorted.sort_by(|(a, _), (b, _)| a.as_str().cmp(b.as_str()));
-            for (name, value) in sorted {
-                key.header(name, value);
-            }
-        }
-        debug_assert_eq!(key.0.as_slice().len(), len);
         Some(Self {
             bytes: key.0,
             hashed,
@@ -189,7 +105,7 @@ impl Key {
     /// length, written at the start of the key, hashed in one go.
     pub(super) fn hash(&self, hasher: &impl BuildHasher) -> u64 {
         let mut state = hasher.build_hasher();
-        state.write(&self.bytes.as_slice()[..self.hashed]);
+        state.write(&self.bytes[..self.hashed]);
         state.finish()
     }
 
@@ -207,34 +123,35 @@ impl Key {
 impl fmt::Debug for Key {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_tuple("Key")
-            .field(&String::from_utf8_lossy(self.bytes.as_slice()))
+            .field(&String::from_utf8_lossy(&self.bytes))
             .finish()
     }
 }
 
-struct Writer(Buffer);
+/// Writes a key's fields.
+struct Writer(Vec<u8>);
 
 impl Writer {
-    /// Writes a length, which [`Key::new`] checked to be below [`ABSENT`].
-    fn len(&mut self, len: usize) {
-        let len = u32::try_from(len).unwrap_or(ABSENT);
-        self.0.extend(&len.to_ne_bytes());
+    /// Writes a length; `None` for one of 4 GiB or more.
+    fn len(&mut self, len: usize) -> Option<()> {
+        let len = u32::try_from(len).ok().filter(|&len| len != ABSENT)?;
+        self.0.extend_from_slice(&len.to_ne_bytes());
+        Some(())
     }
 
-    fn field(&mut self, bytes: &[u8]) {
-        self.len(bytes.len());
-        self.0.extend(bytes);
+    fn field(&mut self, bytes: &[u8]) -> Option<()> {
+        self.len(bytes.len())?;
+        self.0.extend_from_slice(bytes);
+        Some(())
     }
 
-    fn optional(&mut self, bytes: Option<&[u8]>) {
+    fn optional(&mut self, bytes: Option<&[u8]>) -> Option<()> {
         match bytes {
             Some(bytes) => self.field(bytes),
-            None => self.0.extend(&ABSENT.to_ne_bytes()),
+            None => {
+                self.0.extend_from_slice(&ABSENT.to_ne_bytes());
+                Some(())
+            }
         }
-    }
-
-    fn header(&mut self, name: &HeaderName, value: &HeaderValue) {
-        self.field(name.as_str().as_bytes());
-        self.field(value.as_bytes());
     }
 }

@@ -16,6 +16,12 @@ pub(super) struct Copy<B> {
 }
 
 /// A request's extensions, as kept for later attempts.
+///
+/// The one optimisation of this layer: copying the extension map whole (a map allocated, each
+/// value boxed again) for every retryable call cost 1.8 % of a call's instructions at
+/// concurrency 1 and 4.1 % at 64 (callgrind, `benches/client.rs`, 38,690 → 39,370 and
+/// 42,400 → 44,160), so the usual request, whose only extension is its `EndpointMeta`, keeps
+/// that value alone.
 enum Extras {
     /// The request's only extension is its `EndpointMeta`, as on every request a courier client
     /// sends: that value is kept, and the map rebuilt only for an attempt actually sent again.
