@@ -13,7 +13,7 @@ use http::{Response, StatusCode};
 use http_body_util::BodyExt;
 use serde_json::Value;
 use std::future::Future;
-use std::pin::pin;
+use std::pin::Pin;
 use std::time::Duration;
 
 /// How a buffered body is read when the source has no `response_parser`.
@@ -137,15 +137,13 @@ pub(crate) fn in_process_variables(variables: Variables) -> Result<Value, Error>
 }
 
 /// `work`, unless the call's signal or the source's is cancelled first (an already-cancelled
-/// signal wins before `work` is polled).
+/// signal wins before `work` is polled). `work` is pinned where the caller made it and borrowed
+/// here: moved in, or into `select!`, it would be copied and its room kept twice.
 pub(crate) async fn unless_cancelled<T>(
     call: Option<&CancellationToken>,
     source: Option<&CancellationToken>,
-    work: impl Future<Output = Result<T, Error>>,
+    mut work: Pin<&mut impl Future<Output = Result<T, Error>>>,
 ) -> Result<T, Error> {
-    // Pinned here once and borrowed by either way of awaiting it: moving it into `select!`
-    // would keep room for it twice in this future.
-    let mut work = pin!(work);
     if call.is_none() && source.is_none() {
         return work.await;
     }

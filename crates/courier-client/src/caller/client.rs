@@ -21,7 +21,7 @@ use http::{HeaderMap, Method, Request, Response};
 use serde_json::{Map, Value};
 use std::collections::HashMap;
 use std::future::Future;
-use std::pin::Pin;
+use std::pin::{pin, Pin};
 use std::sync::Arc;
 use std::task::{Context, Poll};
 use tower::util::{Either, MapResponse};
@@ -311,10 +311,11 @@ impl Client {
         variables: Variables,
         options: Option<&CallOptions>,
     ) -> Result<HttpResponse<R>, Error> {
+        let work = pin!(self.send::<R>(endpoint, variables, options));
         read::unless_cancelled(
             options.and_then(CallOptions::get_signal),
             self.inner.api.options().signal.as_ref(),
-            self.send::<R>(endpoint, variables, options),
+            work,
         )
         .await
         .map_err(|e| e.with_endpoint(endpoint.path()))

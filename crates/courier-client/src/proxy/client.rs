@@ -17,6 +17,7 @@ use courier_layers::coalesce::{CoalesceBody, CoalesceLayer};
 use courier_layers::timeout::TimeoutLayer;
 use http::{HeaderMap, Request, Response};
 use std::fmt;
+use std::pin::pin;
 use std::sync::Arc;
 use tower::{Layer, ServiceBuilder, ServiceExt};
 
@@ -128,10 +129,11 @@ impl ProxyClient {
         variables: Variables,
         options: Option<&CallOptions>,
     ) -> Result<HttpResponse<R>, Error> {
+        let work = pin!(self.send::<R>(endpoint, variables, options));
         let result = read::unless_cancelled(
             options.and_then(CallOptions::get_signal),
             self.inner.api.options().signal.as_ref(),
-            self.send::<R>(endpoint, variables, options),
+            work,
         )
         .await
         .map_err(|e| e.with_endpoint(endpoint.path()));
