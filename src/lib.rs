@@ -69,7 +69,7 @@
 //! | feature | adds |
 //! |---|---|
 //! | `full` | every feature below but `typescript` (the default) |
-//! | `client` | the callers: [`Caller`], [`Client`], [`ProxyCaller`], the transport, [`Error`], the [`sse`] and [`ws`] clients; the layers of a call's stack come with it (`cancel-previous`, `session`, `forward`, `coalesce`, `retry`, `timeout`) |
+//! | `client` | the callers: [`Caller`], [`Client`], [`ProxyCaller`], the transport, [`Error`], the [`sse`] and [`ws`] clients, the [`live`] hub of channels served in process; the layers of a call's stack come with it (`cancel-previous`, `session`, `forward`, `coalesce`, `retry`, `timeout`) |
 //! | `server` | [`server`]: the proxy route (`Proxy`), with `client`, `allow-headers` and `session` |
 //! | `allow-headers` | [`layers::allow_headers`]: `AllowHeadersLayer` |
 //! | `auth` | [`layers::auth`]: `AuthLayer` |
@@ -102,7 +102,11 @@ pub use courier_core::{
     StreamSource, Topic, Via, WireCall,
 };
 
-pub use courier_core::{config, context, encode, headers, live, typed};
+pub use courier_core::{config, context, encode, headers, typed};
+
+#[cfg(feature = "client")]
+#[doc(inline)]
+pub use courier_live as live;
 
 /// What courier's own crates share and a user does not name: request building
 /// (`build_request`, `call_transport`, `resolve_path_options`), the reserved names, the boxed

@@ -2,9 +2,10 @@
 //! through `Caller`, and the same ones served by `courier::server::Proxy` on 127.0.0.1 and
 //! called from another `Caller` over SSE and WebSocket.
 
+use courier::live::Hub;
 use courier::server::Proxy;
 use courier::typed::{channel, stream, Channel, ChannelHandlers, ChannelPeer, Group, Stream};
-use courier::{ApiDef, Caller, Event};
+use courier::{ApiDef, Caller, Client, Event};
 use futures_util::StreamExt;
 use serde::{Deserialize, Serialize};
 use std::time::Duration;
@@ -143,9 +144,19 @@ async fn implemented_streams_and_channels_run_in_process() {
 #[tokio::test]
 async fn served_streams_and_channels_reach_another_caller_and_share_topics_in_process() {
     let served = served();
-    let local = Caller::new(served.clone()).unwrap();
+    // The in-process caller and the proxy's client for the source are handed one hub, so they
+    // share topics.
+    let hub = Hub::local();
+    let local = Caller::builder(served.clone())
+        .hub(hub.clone())
+        .build()
+        .unwrap();
+    let client = Client::builder(served.def().clone())
+        .hub(hub)
+        .build()
+        .unwrap();
     let app = Proxy::new()
-        .source("demo", served.def().clone())
+        .source_client("demo", client)
         .ws_path("/api/ws")
         .into_router()
         .expect("the proxy builds");

@@ -6,16 +6,18 @@
 use crate::error::Error;
 use courier_core::encode::Variables;
 use courier_core::{ApiDef, Body, BoxFuture, CallOptions, IntoVariables, ResolvedEndpoint};
+use courier_live::Hub;
 use http::{HeaderMap, Request, Response};
 
 /// Opens the connections of streams and channels for one client.
 pub(crate) trait Opener: Send + Sync + 'static {
-    /// The API the endpoints belong to (its signal, and the hub of what is served in process).
+    /// The API the endpoints belong to.
     fn api(&self) -> &ApiDef;
 
-    /// Whether implemented streams and channels are served in process. A proxy caller reaches
-    /// even those through the proxy.
-    fn in_process(&self) -> bool;
+    /// The hub that runs implemented channels in process, when implemented streams and
+    /// channels are served in process; `None` for a proxy caller, which reaches even those
+    /// through the proxy.
+    fn hub(&self) -> Option<&Hub>;
 
     /// A typed view's variables, encoded for `endpoint` as this client sends them.
     fn variables<V: IntoVariables>(

@@ -789,7 +789,7 @@ async fn an_implemented_channel_is_joined_in_process() {
         .collect()
         .await;
     assert_eq!(ticks, [json!(1), json!(2), json!(3)]);
-    assert_eq!(api.hub().running(), 0);
+    assert_eq!(client.hub().running(), 0);
 }
 
 #[tokio::test]

@@ -1,7 +1,8 @@
 //! courier's definition model: sources, groups and endpoints as data, validated when built, and
 //! the pure functions that encode a call's variables into a request.
 //!
-//! This crate does no I/O. `courier-client` calls what it defines; `courier-server` serves it.
+//! This crate does no I/O: it spawns no task and opens no connection. `courier-client` calls
+//! what it defines; `courier-live` runs its implemented channels; `courier-server` serves it.
 //! Most users depend on the facade crate `courier`, which re-exports everything here.
 //!
 //! # The runtime tree
@@ -40,7 +41,6 @@ pub mod context;
 pub mod encode;
 mod error;
 pub mod headers;
-pub mod live;
 mod meta;
 mod options;
 mod request;

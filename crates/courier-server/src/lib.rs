@@ -41,9 +41,9 @@
 //!   calls it makes carry that user's session and forwarded headers.
 //! - **Channels**: a handshake for a channel that carries the session is refused 403 unless its
 //!   `Origin` is the proxy's own or trusted (browsers apply no same-origin rule to sockets; see
-//!   `docs/SECURITY.md`); each socket joins the source's [`Hub`](courier_core::live::Hub) (the one
-//!   its `ApiDef` carries, so in-process callers share topics with
-//!   it); messages are JSON text frames both ways; a hello frame announced with `_h=1` is read
+//!   `docs/SECURITY.md`); each socket joins the [`Hub`](courier_live::Hub) of the source's
+//!   client (`ClientBuilder::hub`; in-process callers given that client or hub share its
+//!   topics); messages are JSON text frames both ways; a hello frame announced with `_h=1` is read
 //!   before joining and its `auth` reaches the handlers ([`Peer::auth`](courier_core::Peer)),
 //!   and a first frame `{"type":"courier.hello",…}` is never handed on; variables that do not
 //!   fit a typed channel close with 1008; a message that is not JSON

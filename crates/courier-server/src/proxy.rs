@@ -61,7 +61,11 @@ impl Proxy {
         }
     }
 
-    /// Serves `api`'s implemented streams and channels as source `name` (the `_s` parameter).
+    /// Serves `api`'s implemented streams and channels as source `name` (the `_s` parameter),
+    /// calling its HTTP endpoints with a default [`Client`](courier_client::Client) of the
+    /// definition, whose [`Hub`](courier_live::Hub) runs its channels. For in-process callers
+    /// to share topics with the sockets served here, hand both one hub (or one client):
+    /// [`Proxy::source_client`] with a client built with `ClientBuilder::hub`.
     pub fn source(mut self, name: impl Into<String>, api: ApiDef) -> Self {
         let name = name.into();
         match courier_client::Client::new(api.clone()) {
@@ -78,7 +82,8 @@ impl Proxy {
     }
 
     /// Calls `name`'s HTTP endpoints through `client` (its transport, retry policy and layers)
-    /// instead of a default [`Client`](courier_client::Client) of the source's definition.
+    /// instead of a default [`Client`](courier_client::Client) of the source's definition, and
+    /// serves its channels on the client's hub.
     pub fn source_client(
         mut self,
         name: impl Into<String>,

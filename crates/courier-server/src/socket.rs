@@ -9,8 +9,8 @@ use crate::{call, Proxy};
 use axum::extract::ws::{CloseFrame, Message, WebSocket, WebSocketUpgrade};
 use axum::extract::State;
 use axum::response::Response;
-use courier_core::live::{JoinOptions, Outbound};
 use courier_core::{ApiDef, ChannelSource, EndpointDef, ResolvedEndpoint};
+use courier_live::{Hub, JoinOptions, Outbound};
 use futures_util::StreamExt;
 use serde_json::Value;
 use std::sync::Arc;
@@ -64,6 +64,10 @@ pub(crate) async fn serve_channel(
             })
         }));
     }
+    // The hub of the source's client: in-process callers given that client share its topics.
+    let Some(hub) = live.clients.get(source_of(&query)).map(|c| c.hub().clone()) else {
+        return Err(Refusal::NotInRoutes("no such source".to_owned()));
+    };
     let buffer = live.buffer;
     let shutdown = live.shutdown.clone();
     // The member's handlers run on this socket's task while serving the browser's request:
@@ -75,7 +79,7 @@ pub(crate) async fn serve_channel(
                 return;
             };
             let stop = shutdown.token().clone();
-            run_socket(socket, api, endpoint, variables, buffer, hello, stop).await;
+            run_socket(socket, hub, endpoint, variables, buffer, hello, stop).await;
         }))
     }))
 }
@@ -303,7 +307,7 @@ impl FarEnd for Remote<'_> {
 /// A subscriber joined to the channel's hub: a first frame that is a hello is skipped; a
 /// message on a push-only channel closes with 1008; a handler's error is logged.
 struct Implemented<'a> {
-    member: &'a mut courier_core::live::Member,
+    member: &'a mut courier_live::Member,
     endpoint: &'a str,
     /// No frame has come yet.
     first: bool,
@@ -395,7 +399,7 @@ fn is_too_large(error: &axum::Error) -> bool {
 /// One subscriber's socket, joined to the channel's hub until either side ends.
 async fn run_socket(
     mut socket: WebSocket,
-    api: ApiDef,
+    hub: Hub,
     endpoint: Arc<ResolvedEndpoint>,
     variables: Value,
     buffer: usize,
@@ -409,11 +413,7 @@ async fn run_socket(
     if let Some(auth) = hello.auth {
         options = options.auth(auth);
     }
-    let mut member = match api
-        .hub()
-        .join(endpoint.path(), channel, variables, options)
-        .await
-    {
+    let mut member = match hub.join(endpoint.path(), channel, variables, options).await {
         Ok(member) => member,
         Err(e) => {
             let _ = socket.send(close(1008, e.to_string())).await;

@@ -1,12 +1,12 @@
 //! `Proxy` over real sockets on 127.0.0.1: implemented streams over SSE, channels over
 //! WebSocket (tokio-tungstenite as the subscriber), refusals, topics, limits, slow subscribers.
 
-use courier_core::live::LocalBus;
 use courier_core::typed::{self, ChannelPeer};
 use courier_core::{
     ApiDef, BoxError, ChannelEndpoint, ChannelHandler, ChannelHandlers, Event, GroupDef, Peer,
     StreamEndpoint, StreamHandler, StreamRequest,
 };
+use courier_live::{Hub, LocalBus};
 use courier_server::Proxy;
 use futures_util::{SinkExt, StreamExt};
 use serde_json::{json, Value};
@@ -21,7 +21,8 @@ mod support;
 
 struct Served {
     addr: SocketAddr,
-    api: ApiDef,
+    /// The source's hub, which the proxy's client for it was given.
+    hub: Hub,
     /// The bus under the source's hub.
     bus: LocalBus,
     starts: Arc<AtomicUsize>,
@@ -135,7 +136,6 @@ async fn serve() -> Served {
         .endpoint("room", room(log_tx));
     let bus = LocalBus::new();
     let api = ApiDef::builder()
-        .topic_bus(bus.clone())
         .group("live", group)
         .group(
             "hidden",
@@ -146,8 +146,13 @@ async fn serve() -> Served {
         )
         .build()
         .unwrap();
+    let hub = Hub::new(bus.clone());
+    let client = courier_client::Client::builder(api)
+        .hub(hub.clone())
+        .build()
+        .unwrap();
     let app = Proxy::new()
-        .source("demo", api.clone())
+        .source_client("demo", client)
         .ws_path("/api/ws")
         .keep_alive(Duration::from_millis(100))
         .buffer(16)
@@ -159,7 +164,7 @@ async fn serve() -> Served {
     tokio::spawn(async move { axum::serve(listener, app).await });
     Served {
         addr,
-        api,
+        hub,
         bus,
         starts,
         log,
@@ -314,7 +319,7 @@ async fn topics_are_isolated_and_a_push_handler_runs_once_per_topic() {
         assert_eq!(next_json(&mut b).await["topic"], "{\"room\":\"b\"}");
     }
     assert_eq!(served.starts.load(Ordering::SeqCst), 2);
-    assert_eq!(served.api.hub().running(), 2);
+    assert_eq!(served.hub.running(), 2);
 }
 
 #[tokio::test]
@@ -410,7 +415,7 @@ async fn a_slow_subscriber_is_closed_with_1013_and_a_fast_one_goes_on() {
     .await
     .expect("the fast subscriber goes on");
     assert!(!reading.is_finished());
-    assert_eq!(served.api.hub().running(), 1);
+    assert_eq!(served.hub.running(), 1);
     reading.abort();
 }
 

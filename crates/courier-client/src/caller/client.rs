@@ -17,6 +17,7 @@ use courier_layers::forward::{Forward, ForwardLayer};
 use courier_layers::retry::{self, RetryLayer};
 use courier_layers::session::{Session, SessionLayer};
 use courier_layers::timeout::{Timeout, TimeoutLayer};
+use courier_live::Hub;
 use http::{HeaderMap, Method, Request, Response};
 use serde_json::{Map, Value};
 use std::collections::HashMap;
@@ -65,6 +66,7 @@ struct Inner {
     /// Each endpoint's stack, by its dotted path.
     services: HashMap<String, EndpointService>,
     ws: courier_core::WsOptions,
+    hub: Hub,
 }
 
 /// Builds a [`Client`]: the API, the default transport's settings, the default retry policy
@@ -76,6 +78,7 @@ pub struct ClientBuilder {
     retry: Option<RetryPolicy>,
     layers: Vec<Middleware>,
     ws: courier_core::WsOptions,
+    hub: Option<Hub>,
 }
 
 impl ClientBuilder {
@@ -123,6 +126,15 @@ impl ClientBuilder {
         self
     }
 
+    /// The hub that runs the API's implemented channels when this client's callers join them
+    /// in process. Default: a hub of the client's own, over an in-process
+    /// [`LocalBus`](courier_live::LocalBus). Give a proxy route's client and in-process callers
+    /// clones of one hub (or one client) and they share topics.
+    pub fn hub(mut self, hub: Hub) -> Self {
+        self.hub = Some(hub);
+        self
+    }
+
     /// Builds every endpoint's service.
     ///
     /// # Errors
@@ -158,6 +170,7 @@ impl ClientBuilder {
                 stack,
                 services,
                 ws: self.ws,
+                hub: self.hub.unwrap_or_default(),
             }),
         })
     }
@@ -271,6 +284,7 @@ impl Client {
             retry: Some(RetryPolicy::default()),
             layers: Vec::new(),
             ws: courier_core::WsOptions::default(),
+            hub: None,
         }
     }
 
@@ -462,6 +476,12 @@ impl Client {
     pub fn ws_options(&self) -> &courier_core::WsOptions {
         &self.inner.ws
     }
+
+    /// The hub that runs the API's implemented channels for this client's callers and for a
+    /// proxy route given this client ([`ClientBuilder::hub`]).
+    pub fn hub(&self) -> &Hub {
+        &self.inner.hub
+    }
 }
 
 impl Opener for Client {
@@ -469,8 +489,8 @@ impl Opener for Client {
         &self.inner.api
     }
 
-    fn in_process(&self) -> bool {
-        true
+    fn hub(&self) -> Option<&Hub> {
+        Some(&self.inner.hub)
     }
 
     fn variables<V: IntoVariables>(

@@ -118,6 +118,11 @@ impl<A: ApiSpec> CallerBuilder<A> {
         self.map(|c| c.ws(ws))
     }
 
+    /// The hub of the channels the caller joins in process; see [`ClientBuilder::hub`].
+    pub fn hub(self, hub: courier_live::Hub) -> Self {
+        self.map(|c| c.hub(hub))
+    }
+
     /// Builds the caller.
     ///
     /// # Errors

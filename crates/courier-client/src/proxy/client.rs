@@ -205,8 +205,8 @@ impl Opener for ProxyClient {
         &self.inner.api
     }
 
-    fn in_process(&self) -> bool {
-        false
+    fn hub(&self) -> Option<&courier_live::Hub> {
+        None
     }
 
     // Raw bytes are refused (`PROXY_VARIABLE_NOT_SERIALIZABLE`) before anything is sent.

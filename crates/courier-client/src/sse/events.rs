@@ -458,8 +458,9 @@ async fn first_connection<R>(
         endpoint: Arc::clone(&path),
         _event: PhantomData,
     };
-    // A proxy caller reaches even an implemented stream through the proxy.
-    if let (StreamSource::Implemented(handler), true) = (stream.source(), opener.in_process()) {
+    // Served in process by a client with a hub; a proxy caller (no hub) reaches even an
+    // implemented stream through the proxy.
+    if let (StreamSource::Implemented(handler), true) = (stream.source(), opener.hub().is_some()) {
         let variables = read::in_process_variables(variables)?;
         events.state = State::Local(handler.open(StreamRequest::new(variables)));
         return Ok(events);

@@ -9,12 +9,12 @@ use crate::opener::Opener;
 use crate::proxy::ProxyClient;
 use crate::read;
 use courier_core::encode::Variables;
-use courier_core::live::JoinOptions;
 use courier_core::CancellationToken;
 use courier_core::{
     CallOptions, ChannelDispatch, ChannelSource, HttpCallRequest, IntoVariables, ResolvedEndpoint,
     WsOptions,
 };
+use courier_live::JoinOptions;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 use std::collections::VecDeque;
@@ -191,7 +191,7 @@ async fn first_connection<R, S>(
         _types: PhantomData,
     };
     // A proxy caller reaches even an implemented channel through the proxy.
-    if let (ChannelSource::Implemented(_), true) = (channel.source(), opener.in_process()) {
+    if let (ChannelSource::Implemented(_), Some(hub)) = (channel.source(), opener.hub()) {
         let variables = read::in_process_variables(variables)?;
         let mut options = JoinOptions::default().buffer(INCOMING);
         // In process, `auth`'s parameters reach the handlers as they would from a socket.
@@ -204,9 +204,7 @@ async fn first_connection<R, S>(
                 options = options.auth(params);
             }
         }
-        let member = opener
-            .api()
-            .hub()
+        let member = hub
             .join(&path, channel, variables, options)
             .await
             .map_err(|e| Error::closed(1008, e.to_string()))?;

@@ -28,17 +28,9 @@ pub struct ApiBuilder {
     headers: Vec<(String, String)>,
     allowed_headers: Vec<String>,
     groups: BTreeMap<String, GroupDef>,
-    hub: Option<crate::live::Hub>,
 }
 
 impl ApiBuilder {
-    /// The bus that carries the topics of this source's implemented channels across the
-    /// processes serving them. Default: an in-process [`LocalBus`](crate::live::LocalBus).
-    pub fn topic_bus(mut self, bus: impl crate::live::TopicBus) -> Self {
-        self.hub = Some(crate::live::Hub::new(bus));
-        self
-    }
-
     /// The prefix of every request: an absolute `http` or `https` URL. Its path is kept
     /// literally (no `:name` parameters in it).
     pub fn base_url(mut self, url: impl Into<String>) -> Self {
@@ -202,7 +194,6 @@ impl ApiBuilder {
             headers,
             allowed_headers,
             groups,
-            hub,
         } = self;
 
         if let Some(url) = base_url {
@@ -232,7 +223,6 @@ impl ApiBuilder {
                 groups,
                 root,
                 index,
-                hub: hub.unwrap_or_default(),
             }),
         })
     }
@@ -365,7 +355,6 @@ struct ApiInner {
     groups: BTreeMap<String, GroupDef>,
     root: ResolvedGroup,
     index: HashMap<String, Arc<ResolvedEndpoint>>,
-    hub: crate::live::Hub,
 }
 
 /// A built, validated source: its options, its groups, and each endpoint resolved (full
@@ -404,12 +393,6 @@ impl ApiDef {
     /// The source's options.
     pub fn options(&self) -> &SourceOptions {
         &self.inner.options
-    }
-
-    /// The hub that runs this source's implemented channels: one per built definition, shared
-    /// by its clones, so a server and in-process callers made from them share topics.
-    pub fn hub(&self) -> &crate::live::Hub {
-        &self.inner.hub
     }
 
     /// The groups as defined.

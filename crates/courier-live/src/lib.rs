@@ -1,8 +1,11 @@
 //! Serving channels: the [`TopicBus`] that carries a topic's messages and the [`Hub`] that runs
-//! implemented channels for their subscribers.
+//! implemented channels for their subscribers. The definitions (`courier-core`) hold the
+//! channels' handlers and do no I/O; the hub is what runs them, spawning a task per topic and
+//! per subscriber.
 //!
-//! Transport-agnostic: `courier-server` puts each member on a WebSocket, a `Caller` joins
-//! in process; both go through the same hub (the one the [`ApiDef`](crate::ApiDef) carries).
+//! Transport-agnostic: `courier-server` puts each member on a WebSocket, a `Caller` joins in
+//! process; both go through the hub they are handed (`Proxy::hub`, `ClientBuilder::hub`), so
+//! giving both the same hub makes them share topics.
 //!
 //! ```
 //! use courier::live::{Hub, JoinOptions, Outbound};

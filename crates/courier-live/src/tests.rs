@@ -1,6 +1,6 @@
 use super::*;
-use crate::body::BoxError;
-use crate::tree::endpoint::{ChannelEndpoint, ChannelHandler, ChannelHandlers, Peer, PeerHandler};
+use courier_core::BoxError;
+use courier_core::{ChannelEndpoint, ChannelHandler, ChannelHandlers, Peer, PeerHandler};
 use futures_util::StreamExt;
 use serde_json::{json, Value};
 use std::sync::atomic::{AtomicUsize, Ordering};

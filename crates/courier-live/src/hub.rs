@@ -1,9 +1,9 @@
 //! The hub: runs implemented channels for their subscribers, whatever carries them (a
 //! WebSocket served by `courier-server`, or an in-process connection of a `Caller`).
 
-use super::bus::{BusStream, LocalBus, Outbound, TopicBus};
-use crate::body::BoxError;
-use crate::tree::endpoint::{
+use crate::bus::{BusStream, LocalBus, Outbound, TopicBus};
+use courier_core::BoxError;
+use courier_core::{
     ChannelEndpoint, ChannelHandler, ChannelHandlers, ChannelRequest, ChannelSource, Peer,
 };
 use futures_util::StreamExt;
@@ -107,9 +107,10 @@ impl std::error::Error for NotAccepted {}
 /// Every subscriber has a bounded buffer ([`JoinOptions::buffer`]); one that falls further
 /// behind is handed close code 1013 and dropped, so memory never grows without bound.
 ///
-/// An [`ApiDef`](crate::ApiDef) carries one, made when it is built (on the bus of
-/// [`ApiBuilder::topic_bus`](crate::ApiBuilder::topic_bus), a [`LocalBus`] by default), so a
-/// server and in-process callers built from clones of one definition share topics.
+/// Whoever serves channels holds one and hands it on: the proxy route (`Proxy::hub`) for the
+/// sockets it serves, a client (`ClientBuilder::hub`) for the channels its callers join in
+/// process. A server and in-process callers given clones of one hub share topics; each made
+/// without one has its own, over a [`LocalBus`]. A hub is cheap to clone.
 #[derive(Clone)]
 pub struct Hub {
     inner: Arc<HubInner>,
@@ -220,7 +221,7 @@ impl Hub {
     fn push_run(
         &self,
         topic: &str,
-        start: impl FnOnce() -> crate::tree::endpoint::MessageStream,
+        start: impl FnOnce() -> courier_core::MessageStream,
     ) -> Arc<PushRun> {
         let mut pushes = self.pushes();
         if let Some(run) = pushes.get(topic).and_then(Weak::upgrade) {
