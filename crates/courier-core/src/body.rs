@@ -14,19 +14,19 @@ pub type BoxError = Box<dyn std::error::Error + Send + Sync>;
 /// Any [`http_body::Body`] with `Bytes` data and an error convertible to [`BoxError`] becomes one
 /// with [`Body::new`]; a buffered body comes from `Bytes`, `Vec<u8>`, `String` or `&'static str`,
 /// is held without boxing, and can be copied for another attempt with [`Body::try_clone`].
-/// hyper's [`Incoming`](hyper::body::Incoming), what every response of the default transport
-/// carries, is held without boxing too (`Body::from(incoming)`).
 #[derive(Debug)]
 pub struct Body(Inner);
 
 #[derive(Debug)]
 enum Inner {
-    /// Buffered bytes, `None` once yielded.
-    Full(Option<Bytes>),
-    /// A body hyper received.
-    Incoming(hyper::body::Incoming),
+    /// Buffered bytes; empty once yielded.
+    Full(Bytes),
     Boxed(BoxBody<Bytes, BoxError>),
 }
+
+// Two words fewer than a body holding an `Option<Bytes>`: requests move through every layer's
+// `call` and into hyper's connection task by value.
+const _: () = assert!(std::mem::size_of::<Body>() == 32);
 
 impl Body {
     /// Wraps any body.
@@ -40,7 +40,7 @@ impl Body {
 
     /// A body with no bytes.
     pub fn empty() -> Self {
-        Self(Inner::Full(None))
+        Self(Inner::Full(Bytes::new()))
     }
 
     /// A copy of a buffered body that has not been read yet, for sending again (a retry); `None`
@@ -56,7 +56,7 @@ impl Body {
     pub fn try_clone(&self) -> Option<Self> {
         match &self.0 {
             Inner::Full(bytes) => Some(Self(Inner::Full(bytes.clone()))),
-            Inner::Incoming(_) | Inner::Boxed(_) => None,
+            Inner::Boxed(_) => None,
         }
     }
 
@@ -72,7 +72,7 @@ impl Body {
     /// ```
     pub fn into_bytes(self) -> Result<Bytes, Self> {
         match self.0 {
-            Inner::Full(bytes) => Ok(bytes.unwrap_or_default()),
+            Inner::Full(bytes) => Ok(bytes),
             other => Err(Self(other)),
         }
     }
@@ -80,9 +80,8 @@ impl Body {
     /// The bytes of a buffered body that has not been read yet.
     pub fn as_bytes(&self) -> Option<&[u8]> {
         match &self.0 {
-            Inner::Full(Some(bytes)) => Some(bytes),
-            Inner::Full(None) => Some(&[]),
-            Inner::Incoming(_) | Inner::Boxed(_) => None,
+            Inner::Full(bytes) => Some(bytes),
+            Inner::Boxed(_) => None,
         }
     }
 }
@@ -95,18 +94,7 @@ impl Default for Body {
 
 impl From<Bytes> for Body {
     fn from(bytes: Bytes) -> Self {
-        if bytes.is_empty() {
-            Self::empty()
-        } else {
-            Self(Inner::Full(Some(bytes)))
-        }
-    }
-}
-
-impl From<hyper::body::Incoming> for Body {
-    /// hyper's received body, held as it is (not boxed); its errors are boxed as they occur.
-    fn from(body: hyper::body::Incoming) -> Self {
-        Self(Inner::Incoming(body))
+        Self(Inner::Full(bytes))
     }
 }
 
@@ -137,28 +125,22 @@ impl http_body::Body for Body {
         cx: &mut Context<'_>,
     ) -> Poll<Option<Result<Frame<Bytes>, BoxError>>> {
         match &mut self.0 {
-            Inner::Full(bytes) => Poll::Ready(bytes.take().map(|b| Ok(Frame::data(b)))),
-            Inner::Incoming(body) => Pin::new(body)
-                .poll_frame(cx)
-                .map_err(|error| Box::new(error) as BoxError),
+            Inner::Full(bytes) if bytes.is_empty() => Poll::Ready(None),
+            Inner::Full(bytes) => Poll::Ready(Some(Ok(Frame::data(std::mem::take(bytes))))),
             Inner::Boxed(body) => Pin::new(body).poll_frame(cx),
         }
     }
 
     fn is_end_stream(&self) -> bool {
         match &self.0 {
-            Inner::Full(bytes) => bytes.is_none(),
-            Inner::Incoming(body) => body.is_end_stream(),
+            Inner::Full(bytes) => bytes.is_empty(),
             Inner::Boxed(body) => body.is_end_stream(),
         }
     }
 
     fn size_hint(&self) -> SizeHint {
         match &self.0 {
-            Inner::Full(bytes) => {
-                SizeHint::with_exact(bytes.as_ref().map_or(0, |b| b.len() as u64))
-            }
-            Inner::Incoming(body) => body.size_hint(),
+            Inner::Full(bytes) => SizeHint::with_exact(bytes.len() as u64),
             Inner::Boxed(body) => body.size_hint(),
         }
     }

@@ -32,7 +32,7 @@ pub(crate) fn erase(transport: TransportService) -> HttpService {
 /// chain of causes stays intact. A clone is a reference count: the client sits behind an `Arc`.
 #[derive(Clone)]
 pub(crate) struct Pooled {
-    client: Arc<Client<Connector, Sent>>,
+    client: Arc<Client<Connector, Body>>,
     /// Whether `http://` requests go over HTTP/1.1 (no HTTP/2 prior knowledge): then
     /// [`set_host`] names the host.
     plain_http1: bool,
@@ -40,7 +40,7 @@ pub(crate) struct Pooled {
 
 impl Pooled {
     /// `client`, which speaks HTTP/2 with prior knowledge when `http2_only`.
-    pub(crate) fn new(client: Client<Connector, Sent>, http2_only: bool) -> Self {
+    pub(crate) fn new(client: Client<Connector, Body>, http2_only: bool) -> Self {
         Self {
             client: Arc::new(client),
             plain_http1: !http2_only,
@@ -74,7 +74,7 @@ impl tower::Service<Request<Body>> for Pooled {
             set_host(&mut request);
         }
         PooledFuture {
-            response: Some(self.client.request(request.map(Sent::from))),
+            response: Some(self.client.request(request)),
         }
     }
 }
@@ -95,63 +95,11 @@ impl Future for PooledFuture {
             ))));
         };
         Pin::new(response).poll(cx).map(|result| match result {
-            Ok(response) => Ok(response.map(Body::from)),
+            Ok(response) => Ok(response.map(Body::new)),
             Err(error) => Err(Box::new(error) as BoxError),
         })
     }
 }
-
-/// A request body as hyper-util sends it: buffered bytes, or any other body boxed. Smaller than
-/// [`Body`] (which also holds hyper's `Incoming` unboxed, for responses), so the request hyper
-/// moves through its connection task is too.
-pub(crate) enum Sent {
-    /// Bytes not yet sent; empty once sent.
-    Full(bytes::Bytes),
-    Boxed(http_body_util::combinators::BoxBody<bytes::Bytes, BoxError>),
-}
-
-impl From<Body> for Sent {
-    fn from(body: Body) -> Self {
-        match body.into_bytes() {
-            Ok(bytes) => Self::Full(bytes),
-            Err(body) => Self::Boxed(http_body_util::BodyExt::boxed(body)),
-        }
-    }
-}
-
-impl http_body::Body for Sent {
-    type Data = bytes::Bytes;
-    type Error = BoxError;
-
-    fn poll_frame(
-        self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-    ) -> Poll<Option<Result<http_body::Frame<bytes::Bytes>, BoxError>>> {
-        match self.get_mut() {
-            Self::Full(bytes) if bytes.is_empty() => Poll::Ready(None),
-            Self::Full(bytes) => {
-                Poll::Ready(Some(Ok(http_body::Frame::data(std::mem::take(bytes)))))
-            }
-            Self::Boxed(body) => Pin::new(body).poll_frame(cx),
-        }
-    }
-
-    fn is_end_stream(&self) -> bool {
-        match self {
-            Self::Full(bytes) => bytes.is_empty(),
-            Self::Boxed(body) => body.is_end_stream(),
-        }
-    }
-
-    fn size_hint(&self) -> http_body::SizeHint {
-        match self {
-            Self::Full(bytes) => http_body::SizeHint::with_exact(bytes.len() as u64),
-            Self::Boxed(body) => body.size_hint(),
-        }
-    }
-}
-
-const _: () = assert!(std::mem::size_of::<Sent>() == 32);
 
 /// Names the host of an `http://` request sent over HTTP/1.1, unless it already has a `Host`
 /// header: the URI's authority as it is, when it holds no user information and no port 80.
