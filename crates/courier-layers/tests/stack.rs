@@ -60,13 +60,12 @@ use axum::Router;
 use courier_core::context::ServedRequest;
 use courier_core::{EndpointMeta, Kind};
 use courier_layers::cancel_previous::error::Cancelled;
+use courier_test_support::Captured;
 use http_body_util::BodyExt;
-use std::io;
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use tokio::sync::watch;
-use tracing_subscriber::fmt::MakeWriter;
 
 /// How long a test waits for something that should happen at once; only a failure waits this
 /// long.
@@ -392,29 +391,6 @@ async fn a_newer_search_cancels_the_older_one() -> Result<(), BoxError> {
     Ok(())
 }
 
-/// Everything a `fmt` subscriber writes, kept for the test to read.
-#[derive(Clone, Default)]
-struct Captured(Arc<Mutex<Vec<u8>>>);
-
-impl io::Write for Captured {
-    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        self.0.lock().unwrap().extend_from_slice(buf);
-        Ok(buf.len())
-    }
-
-    fn flush(&mut self) -> io::Result<()> {
-        Ok(())
-    }
-}
-
-impl<'a> MakeWriter<'a> for Captured {
-    type Writer = Self;
-
-    fn make_writer(&'a self) -> Self {
-        self.clone()
-    }
-}
-
 // A current-thread runtime, so the subscriber set for this thread sees the whole call.
 #[tokio::test(flavor = "current_thread")]
 async fn the_call_is_logged_once_with_its_endpoint() -> Result<(), BoxError> {
@@ -431,7 +407,7 @@ async fn the_call_is_logged_once_with_its_endpoint() -> Result<(), BoxError> {
     let response = test_stack().oneshot(read(address, "/flaky", meta)).await?;
     assert_eq!(response.status(), 200);
 
-    let log = String::from_utf8(captured.0.lock().unwrap().clone())?;
+    let log = captured.text();
     let span = format!("courier.call{{endpoint=status.get method=GET uri=http://{address}/flaky}}");
     let finished: Vec<_> = log
         .lines()

@@ -1,8 +1,12 @@
 //! What courier's test files share, so that none rebuilds it: serving an axum app on an
-//! ephemeral port of 127.0.0.1. Dev-only; not published.
+//! ephemeral port of 127.0.0.1, and capturing what a `tracing` subscriber writes. Dev-only;
+//! not published.
 
 use axum::Router;
+use std::io;
 use std::net::SocketAddr;
+use std::sync::{Arc, Mutex, PoisonError};
+use tracing_subscriber::fmt::MakeWriter;
 
 /// Serves `app` on 127.0.0.1 (any free port) in a spawned task, with the peer's address as
 /// `ConnectInfo<SocketAddr>`, and returns where it listens. Call it from within a tokio runtime.
@@ -23,4 +27,40 @@ pub async fn serve(app: Router) -> SocketAddr {
         .await
     });
     addr
+}
+
+/// Everything a `tracing_subscriber::fmt` subscriber writes, kept for the test to read: give a
+/// clone to [`with_writer`](tracing_subscriber::fmt::SubscriberBuilder::with_writer), then read
+/// [`Captured::text`].
+#[derive(Clone, Default)]
+pub struct Captured(Arc<Mutex<Vec<u8>>>);
+
+impl Captured {
+    /// What was written so far.
+    pub fn text(&self) -> String {
+        let bytes = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+        String::from_utf8_lossy(&bytes).into_owned()
+    }
+}
+
+impl io::Write for Captured {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        self.0
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .extend_from_slice(buf);
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}
+
+impl<'a> MakeWriter<'a> for Captured {
+    type Writer = Self;
+
+    fn make_writer(&'a self) -> Self {
+        self.clone()
+    }
 }
