@@ -91,9 +91,15 @@ test("a page served by courier serve calls, reads and streams through it", async
     return { count: list.length, title: one.title, ticks };
   });
   assert.deepEqual(result, { count: 2, title: "test it in a browser", ticks: [1, 2, 3, 4] });
-  const recorded = await fixture.recorded();
-  assert.deepEqual(
-    recorded.map((r) => `${r.method} ${r.path} ${r.headers["x-tenant"]}`),
-    ["GET /todos acme", "GET /todos/2 acme", "GET /ticks acme", "GET /ticks acme"],
+  // Every request reached the upstream with the page's default header. The stream resumed
+  // after its drop (the ticks above are whole); how many connections that took upstream
+  // depends on timing — at least the two the drop requires, and a run in CI once saw three —
+  // so only the calls are counted exactly.
+  const recorded = (await fixture.recorded()).map(
+    (r) => `${r.method} ${r.path} ${r.headers["x-tenant"]}`,
   );
+  assert.deepEqual(recorded.slice(0, 2), ["GET /todos acme", "GET /todos/2 acme"]);
+  const stream = recorded.slice(2);
+  assert.ok(stream.length >= 2, `the stream's connections: ${stream}`);
+  assert.ok(stream.every((r) => r === "GET /ticks acme"), `the stream's connections: ${stream}`);
 });
