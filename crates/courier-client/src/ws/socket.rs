@@ -3,11 +3,11 @@
 
 use crate::error::Error;
 use courier_core::WsOptions;
-use futures_util::SinkExt;
+use futures_util::{Sink, SinkExt, Stream};
 use hyper_util::rt::TokioIo;
 use std::time::Duration;
 use tokio_tungstenite::tungstenite::protocol::CloseFrame;
-use tokio_tungstenite::tungstenite::Message;
+use tokio_tungstenite::tungstenite::{self, Message};
 use tokio_tungstenite::WebSocketStream;
 
 /// How a session on one socket ended.
@@ -20,6 +20,22 @@ pub(super) enum Ended {
 
 /// A channel's socket: tokio-tungstenite over the connection hyper upgraded.
 pub(super) type Socket = WebSocketStream<TokioIo<hyper::upgrade::Upgraded>>;
+
+/// What a session runs on: any WebSocket, messages in and out. A channel's is a [`Socket`]; the
+/// session's tests run it over an in-memory pipe with paused time.
+pub(super) trait Frames:
+    Stream<Item = Result<Message, tungstenite::Error>>
+    + Sink<Message, Error = tungstenite::Error>
+    + Unpin
+{
+}
+
+impl<T> Frames for T where
+    T: Stream<Item = Result<Message, tungstenite::Error>>
+        + Sink<Message, Error = tungstenite::Error>
+        + Unpin
+{
+}
 
 /// How long one write may take, and a closing handshake: the heartbeat's interval plus its
 /// timeout, after which the connection counts as dead.
@@ -35,7 +51,7 @@ pub(super) fn stall(ws: &WsOptions) -> Duration {
 /// Writes one frame. A write stalled past [`stall`] (the server stopped reading) counts as a
 /// dropped connection, as an unanswered heartbeat does.
 pub(super) async fn write(
-    socket: &mut Socket,
+    socket: &mut impl Frames,
     message: Message,
     ws: &WsOptions,
 ) -> Result<(), Ended> {
@@ -51,6 +67,6 @@ pub(super) async fn write(
 
 /// The closing handshake from this side, bounded by [`stall`]. Also flushes the answer to a
 /// close the server started.
-pub(super) async fn close(socket: &mut Socket, frame: Option<CloseFrame>, ws: &WsOptions) {
-    let _ = tokio::time::timeout(stall(ws), socket.close(frame)).await;
+pub(super) async fn close(socket: &mut impl Frames, frame: Option<CloseFrame>, ws: &WsOptions) {
+    let _ = tokio::time::timeout(stall(ws), socket.send(Message::Close(frame))).await;
 }

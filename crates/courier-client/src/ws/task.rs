@@ -3,7 +3,7 @@
 
 use super::connection::{ConnectionState, Incoming, Shared};
 use super::dial::Dialer;
-use super::socket::{close, write, Ended, Socket};
+use super::socket::{close, write, Ended, Frames, Socket};
 use crate::error::Error;
 use courier_core::CancellationToken;
 use courier_core::WsOptions;
@@ -114,7 +114,7 @@ pub(super) async fn deliver(
 /// Reads and writes one socket until it ends.
 pub(super) async fn session(
     ws: &WsOptions,
-    socket: &mut Socket,
+    socket: &mut impl Frames,
     shared: &Shared,
     incoming: &mpsc::Sender<Incoming>,
     stop: &CancellationToken,

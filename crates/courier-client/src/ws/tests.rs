@@ -1,12 +1,17 @@
 use super::connection::{Queue, SendError, Shared};
-use super::socket::stall;
-use super::task::{backoff, reconnects};
-use courier_core::Backoff;
-use courier_core::WsOptions;
+use super::socket::{stall, Ended};
+use super::task::{backoff, reconnects, session};
+use courier_core::{Backoff, CancellationToken, Heartbeat, WsOptions};
+use futures_util::StreamExt;
 use std::collections::VecDeque;
 use std::sync::Mutex;
 use std::time::Duration;
-use tokio::sync::Notify;
+use tokio::io::DuplexStream;
+use tokio::sync::{mpsc, Notify};
+use tokio::time::Instant;
+use tokio_tungstenite::tungstenite::protocol::Role;
+use tokio_tungstenite::tungstenite::Message;
+use tokio_tungstenite::WebSocketStream;
 
 fn ws(initial_ms: u64, max_ms: u64, factor: f64, jitter: bool) -> WsOptions {
     WsOptions::new().backoff(Backoff {
@@ -132,4 +137,111 @@ fn a_write_may_take_the_heartbeat_interval_and_timeout() {
         timeout_ms: 100,
     });
     assert_eq!(stall(&ws), Duration::from_millis(150));
+}
+
+// The session over an in-memory WebSocket (tokio-tungstenite on both ends of a pipe), with
+// tokio's clock paused: what the heartbeat and the queue do, to the millisecond, with no
+// socket and no waiting.
+
+/// Both ends of an in-memory WebSocket: the client's and the server's.
+async fn pipe() -> (WebSocketStream<DuplexStream>, WebSocketStream<DuplexStream>) {
+    let (client, server) = tokio::io::duplex(64 * 1024);
+    (
+        WebSocketStream::from_raw_socket(client, Role::Client, None).await,
+        WebSocketStream::from_raw_socket(server, Role::Server, None).await,
+    )
+}
+
+fn beating(interval_ms: u64, timeout_ms: u64) -> WsOptions {
+    WsOptions::new().heartbeat(Heartbeat {
+        interval_ms,
+        timeout_ms,
+    })
+}
+
+#[tokio::test(start_paused = true)]
+async fn an_unanswered_heartbeat_drops_the_connection_after_its_timeout() {
+    let (mut client, _silent_server) = pipe().await;
+    let ws = beating(1_000, 500);
+    let shared = shared(16, 1 << 20, 1 << 20);
+    let (incoming, _received) = mpsc::channel(16);
+    let stop = CancellationToken::new();
+
+    let started = Instant::now();
+    let ended = session(&ws, &mut client, &shared, &incoming, &stop).await;
+
+    assert!(matches!(ended, Ended::Dropped), "a reconnection follows");
+    // A ping at 1 s, unanswered by 1.5 s.
+    assert_eq!(started.elapsed(), Duration::from_millis(1_500));
+}
+
+#[tokio::test(start_paused = true)]
+async fn an_answered_heartbeat_keeps_the_connection() {
+    let (mut client, mut server) = pipe().await;
+    // The server end reads (tungstenite answers each ping with a pong as it reads) and counts
+    // the pings.
+    let pings = tokio::spawn(async move {
+        let mut pings = 0;
+        while let Some(Ok(message)) = server.next().await {
+            if message.is_ping() {
+                pings += 1;
+            }
+        }
+        pings
+    });
+    let ws = beating(1_000, 500);
+    let shared = shared(16, 1 << 20, 1 << 20);
+    let (incoming, _received) = mpsc::channel(16);
+    let stop = CancellationToken::new();
+    let stopping = stop.clone();
+    tokio::spawn(async move {
+        tokio::time::sleep(Duration::from_millis(10_200)).await;
+        stopping.cancel();
+    });
+
+    let ended = session(&ws, &mut client, &shared, &incoming, &stop).await;
+
+    assert!(
+        matches!(ended, Ended::Over(None)),
+        "still open when stopped"
+    );
+    drop(client);
+    assert_eq!(pings.await.unwrap(), 10, "a ping a second for ten seconds");
+}
+
+#[tokio::test(start_paused = true)]
+async fn queued_messages_are_written_in_order_then_the_stop_closes_normally() {
+    let (mut client, mut server) = pipe().await;
+    let ws = beating(30_000, 10_000);
+    let shared = shared(16, 1 << 20, 1 << 20);
+    for text in ["one", "two", "three"] {
+        shared.push(text.to_owned()).unwrap();
+    }
+    let (incoming, _received) = mpsc::channel(16);
+    let stop = CancellationToken::new();
+    let reader = tokio::spawn(async move {
+        let mut seen = Vec::new();
+        while let Some(Ok(message)) = server.next().await {
+            seen.push(message);
+        }
+        seen
+    });
+    let stopping = stop.clone();
+    tokio::spawn(async move {
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        stopping.cancel();
+    });
+
+    let ended = session(&ws, &mut client, &shared, &incoming, &stop).await;
+
+    assert!(matches!(ended, Ended::Over(None)));
+    assert!(shared.front().is_none(), "every message left the queue");
+    drop(client);
+    let seen = reader.await.unwrap();
+    let texts: Vec<&str> = seen.iter().filter_map(|m| m.to_text().ok()).collect();
+    assert_eq!(&texts[..3], ["one", "two", "three"]);
+    assert!(
+        matches!(seen.last(), Some(Message::Close(Some(frame))) if u16::from(frame.code) == 1000),
+        "{seen:?}"
+    );
 }
