@@ -36,14 +36,16 @@ pub const MAX_RECONNECT: Duration = Duration::from_secs(30);
 const LAST_EVENT_ID: HeaderName = HeaderName::from_static("last-event-id");
 
 /// What a stream's server answered to one connection attempt.
-enum Opened {
+pub(super) enum Opened {
     /// `200 text/event-stream`: the events follow in the body.
     Events(Body),
     /// `204 No Content`: the stream is over.
     Over,
 }
 
-type Connect = dyn Fn(Option<String>) -> BoxFuture<'static, Result<Opened, Error>> + Send + Sync;
+/// One connection attempt, given the last event id to resume after.
+pub(super) type Connect =
+    dyn Fn(Option<String>) -> BoxFuture<'static, Result<Opened, Error>> + Send + Sync;
 
 /// A subscription to a stream: a `futures_core::Stream` of typed events.
 ///
@@ -104,6 +106,24 @@ impl<R: DeserializeOwned> Events<R> {
             event,
             retry,
         })
+    }
+}
+
+#[cfg(test)]
+impl<R> Events<R> {
+    /// A subscription whose connections `connect` opens (the first at once): the reconnection
+    /// rules without a network, for the tests.
+    pub(super) fn over(connect: Arc<Connect>) -> Self {
+        Self {
+            state: State::Connecting(connect(None)),
+            parser: Parser::new(),
+            connect: Some(connect),
+            reconnect: DEFAULT_RECONNECT,
+            failures: 0,
+            cancelled: None,
+            endpoint: "test.stream".into(),
+            _event: PhantomData,
+        }
     }
 }
 

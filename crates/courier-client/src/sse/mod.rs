@@ -55,6 +55,8 @@
 
 mod events;
 mod parser;
+#[cfg(test)]
+mod tests;
 
 pub use self::events::{Events, DEFAULT_RECONNECT, MAX_RECONNECT};
 pub use self::parser::{Output, Parser, RawEvent, TooLarge};

@@ -1,0 +1,94 @@
+//! The stream's reconnection rules over in-memory connections, with tokio's clock paused: when
+//! it reconnects, after how long, and from which event.
+
+use super::events::{Connect, Opened};
+use super::Events;
+use crate::error::Error;
+use bytes::Bytes;
+use courier_core::{Body, BoxError};
+use futures_util::StreamExt;
+use http_body::Frame;
+use http_body_util::StreamBody;
+use std::collections::VecDeque;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+use tokio::time::Instant;
+
+/// What one connection attempt gets.
+enum Answer {
+    /// These bytes, then the connection drops.
+    Drops(&'static str),
+    /// These bytes, then the body ends.
+    Ends(&'static str),
+    /// No connection at all.
+    Refused,
+}
+
+/// The last event id each connection attempt resumed from, and when it was made.
+type Asked = Arc<Mutex<Vec<(Option<String>, Instant)>>>;
+
+/// A `Connect` answering each attempt with the next of `answers`, and what it was asked.
+fn connections(answers: Vec<Answer>) -> (Arc<Connect>, Asked) {
+    let answers = Arc::new(Mutex::new(VecDeque::from(answers)));
+    let asked = Arc::new(Mutex::new(Vec::new()));
+    let seen = Arc::clone(&asked);
+    let connect: Arc<Connect> = Arc::new(move |last: Option<String>| {
+        seen.lock().unwrap().push((last, Instant::now()));
+        let answer = answers
+            .lock()
+            .unwrap()
+            .pop_front()
+            .expect("no more attempts");
+        Box::pin(async move {
+            let frames =
+                |text: &'static str| vec![Ok::<_, BoxError>(Frame::data(Bytes::from(text)))];
+            match answer {
+                Answer::Drops(text) => {
+                    let mut frames = frames(text);
+                    frames.push(Err("the connection drops".into()));
+                    Ok(Opened::Events(Body::new(StreamBody::new(
+                        futures_util::stream::iter(frames),
+                    ))))
+                }
+                Answer::Ends(text) => Ok(Opened::Events(Body::new(StreamBody::new(
+                    futures_util::stream::iter(frames(text)),
+                )))),
+                Answer::Refused => Err(Error::from_network(Box::new(std::io::Error::from(
+                    std::io::ErrorKind::ConnectionRefused,
+                )))),
+            }
+        })
+    });
+    (connect, asked)
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_drop_resumes_after_the_servers_retry_and_a_refusal_doubles_the_wait() {
+    let (connect, asked) = connections(vec![
+        Answer::Drops("retry: 100\n\nid: 1\ndata: 1\n\n"),
+        Answer::Refused,
+        Answer::Ends("id: 2\ndata: 2\n\n"),
+    ]);
+    let start = Instant::now();
+    let events: Vec<u32> = Events::<u32>::over(connect)
+        .map(|event| event.expect("an event").data)
+        .collect()
+        .await;
+
+    assert_eq!(events, [1, 2], "nothing lost, nothing twice");
+    let asked = asked.lock().unwrap();
+    let attempts: Vec<(Option<&str>, Duration)> = asked
+        .iter()
+        .map(|(last, at)| (last.as_deref(), *at - start))
+        .collect();
+    assert_eq!(
+        attempts,
+        [
+            (None, Duration::ZERO),
+            // The server's `retry` after the drop, from the last id.
+            (Some("1"), Duration::from_millis(100)),
+            // A failed reconnection doubles the wait.
+            (Some("1"), Duration::from_millis(300)),
+        ]
+    );
+}
