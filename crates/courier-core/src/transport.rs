@@ -209,6 +209,11 @@ pub struct TransportOptions {
 }
 
 impl TransportOptions {
+    /// Whether neither `fetch` nor `dispatcher` is set: the default transport applies.
+    pub fn is_empty(&self) -> bool {
+        self.fetch.is_none() && self.dispatcher.is_none()
+    }
+
     /// Each setting of `self` where set, else `outer`'s: `self` is the nearer level.
     pub fn over(&self, outer: &TransportOptions) -> TransportOptions {
         TransportOptions {

@@ -406,8 +406,7 @@ impl Client {
         endpoint: &ResolvedEndpoint,
         options: Option<&CallOptions>,
     ) -> Result<EndpointService, Error> {
-        let own_transport =
-            options.filter(|o| o.transport().fetch.is_some() || o.transport().dispatcher.is_some());
+        let own_transport = options.filter(|o| !o.transport().is_empty());
         if own_transport.is_none() {
             if let Some(service) = self.inner.services.get(endpoint.path()) {
                 return Ok(service.clone());

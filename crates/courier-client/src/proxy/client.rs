@@ -165,8 +165,7 @@ impl ProxyClient {
         request: Request<Body>,
         options: Option<&CallOptions>,
     ) -> Result<Response<Body>, Error> {
-        let own =
-            options.filter(|o| o.transport().fetch.is_some() || o.transport().dispatcher.is_some());
+        let own = options.filter(|o| !o.transport().is_empty());
         let service = match own {
             None => self.inner.service.clone(),
             Some(options) => {
