@@ -21,17 +21,29 @@
 //! On the server side, [`context`]'s `ContextLayer` puts the request being served in scope for
 //! its handler, so that [`session`] and [`forward`] find it.
 //!
-//! Each layer reads the [`EndpointMeta`](courier_core::EndpointMeta) a courier client puts in
-//! the request's extensions; without one it decides from the request's method and its own
-//! configuration.
+//! # Per-request decisions
+//!
+//! What a layer decides for each request — the timeout's bound, whether a read may share a
+//! call, which reads cancel each other, the retry policy, whether the session or forwarding
+//! applies, which headers cross — it asks of a small trait of its module (`TimeoutFor`,
+//! `CoalesceFor`, `CancelFor`, `RetryFor`, `SessionFor`, `ForwardFor`, `AllowFor`), as
+//! tower-http's layers ask a `MakeRequestId` or a `Predicate`. A closure over the request
+//! implements each, so a layer serves any `Service<http::Request<B>>` — a bare hyper-util client
+//! included, as each module's docs show — with no courier definition at all.
+//!
+//! The default of each is [`FromMeta`]: the [`EndpointMeta`](courier_core::EndpointMeta) a
+//! courier client puts in the request's extensions, and, for a request without one, the
+//! request's method and the layer's own configuration.
 //!
 //! The order `Caller` assembles, outermost first:
 //!
 //! `CancelPrevious → Session → Forward → middleware (.use) → Coalesce → Retry → Timeout → transport`
 
 mod body;
+mod meta;
 
 pub use crate::body::BufferedBody;
+pub use crate::meta::FromMeta;
 
 #[cfg(feature = "allow-headers")]
 pub mod allow_headers;

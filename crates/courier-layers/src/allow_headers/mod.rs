@@ -4,9 +4,12 @@
 //! page whatever the upstream answers. This layer sits in front of the service that makes the
 //! upstream call, takes the **browser's request**, and:
 //!
-//! - **on the way in**, keeps only the headers whose names are allow-listed: the request's
+//! - **on the way in**, keeps only the headers whose names are allow-listed: those the layer's
+//!   [`AllowFor`] gives for the call and those given with [`AllowHeadersLayer::allow`]. The
+//!   default [`AllowFor`], [`FromMeta`], gives the request's
 //!   [`EndpointMeta::get_allowed_headers`] (the source's `allowed_headers` and the endpoint's
-//!   `.headers([...])`) and the names given with [`AllowHeadersLayer::allow`]. A name the source
+//!   `.headers([...])`); a closure `Fn(&Request<B>) -> Vec<HeaderName>` gives them instead with
+//!   [`AllowHeadersLayer::allow_for`]. A name the source
 //!   sets itself ([`AllowHeadersLayer::source_headers`]) is dropped, so the source's value wins
 //!   over the browser's copy.
 //! - **on the way out**, keeps only the allow-listed names of the upstream's response, and
@@ -25,8 +28,8 @@
 //!   `proxy-authenticate`, `proxy-authorization`) never cross, in either direction, whatever
 //!   the lists say ([`courier_core::headers`]); a definition that lists one is refused when it
 //!   is built, and the layer drops them all the same for a list made some other way.
-//! - Every other header crosses only where named: a request without an `EndpointMeta` passes
-//!   only the layer's own names.
+//! - Every other header crosses only where named: a request for which the [`AllowFor`] gives
+//!   nothing (by default, one without an `EndpointMeta`) passes only the layer's own names.
 //!
 //! tower-http has no layer for this: its header layers set, override or propagate named
 //! headers; here every header not named is dropped, and which names pass depends on each
@@ -65,10 +68,63 @@
 //! assert!(!response.headers().contains_key("server"));
 //! # }
 //! ```
+//!
+//! # Example: on a bare hyper-util client
+//!
+//! No courier definition: every call may carry `x-tenant`, calls under `/debug/` `x-debug`
+//! too, and nothing else crosses either way but the body's own headers.
+//!
+//! ```
+//! use courier::layers::allow_headers::AllowHeadersLayer;
+//! use http::{HeaderName, Request};
+//! use hyper_util::client::legacy::Client;
+//! use hyper_util::rt::TokioExecutor;
+//! use tower::{ServiceBuilder, ServiceExt};
+//!
+//! # #[tokio::main(flavor = "current_thread")]
+//! # async fn main() -> Result<(), courier::BoxError> {
+//! # let echo = |headers: http::HeaderMap| async move {
+//! #     let mut names: Vec<&str> = headers.keys().map(|name| name.as_str()).collect();
+//! #     names.sort_unstable();
+//! #     ([("x-tenant", "acme"), ("server", "upstream/1.0")], names.join(","))
+//! # };
+//! # let app = axum::Router::new().route("/{*path}", axum::routing::get(echo));
+//! # let addr = courier_test_support::serve(app).await;
+//! let client = Client::builder(TokioExecutor::new()).build_http::<String>();
+//! let allow = AllowHeadersLayer::new()
+//!     .allow([HeaderName::from_static("x-tenant")])
+//!     .allow_for(|request: &Request<String>| match request.uri().path().starts_with("/debug/") {
+//!         true => vec![HeaderName::from_static("x-debug")],
+//!         false => Vec::new(),
+//!     });
+//! let service = ServiceBuilder::new().layer(allow).service(client);
+//!
+//! let call = |path: &str| {
+//!     Request::get(format!("http://{addr}{path}"))
+//!         .header("x-tenant", "acme")
+//!         .header("x-debug", "1")
+//!         .header("x-internal", "secret")
+//!         .body(String::new())
+//! };
+//! let response = service.clone().oneshot(call("/debug/users")?).await?;
+//! // What crossed out: the allow-listed name and the body's own headers; not `server`.
+//! assert_eq!(response.headers()["x-tenant"], "acme");
+//! assert!(!response.headers().contains_key("server"));
+//! let seen = http_body_util::BodyExt::collect(response.into_body()).await?.to_bytes();
+//! // What crossed in (hyper adds `host`).
+//! assert_eq!(seen, "host,x-debug,x-tenant");
+//!
+//! let response = service.oneshot(call("/users")?).await?;
+//! let seen = http_body_util::BodyExt::collect(response.into_body()).await?.to_bytes();
+//! assert_eq!(seen, "host,x-tenant");
+//! # Ok(())
+//! # }
+//! ```
 
 #[cfg(test)]
 mod tests;
 
+use crate::FromMeta;
 use courier_core::headers::{named_by_connection, never_crosses};
 use courier_core::EndpointMeta;
 use http::header::{CONTENT_ENCODING, CONTENT_LENGTH, CONTENT_TYPE, COOKIE};
@@ -86,9 +142,39 @@ pub fn is_message_header(name: &HeaderName) -> bool {
 }
 
 /// Applies [`AllowHeaders`] to a service. See the [module docs](self).
-#[derive(Clone, Debug, Default)]
-pub struct AllowHeadersLayer {
+#[derive(Clone, Debug)]
+pub struct AllowHeadersLayer<A = FromMeta> {
     rules: Arc<Rules>,
+    allow_for: A,
+}
+
+/// The names [`AllowHeaders`] lets through for one call, besides the layer's own.
+///
+/// Implemented by [`FromMeta`] (the request's [`EndpointMeta::get_allowed_headers`]; none,
+/// without one) and by any `Fn(&Request<B>) -> Vec<HeaderName>`. Whatever it gives, the
+/// message headers, `host` and the hop-by-hop headers never cross.
+pub trait AllowFor<B> {
+    /// The names allowed for the call `request` makes.
+    fn allow_for(&self, request: &Request<B>) -> Vec<HeaderName>;
+}
+
+impl<B> AllowFor<B> for FromMeta {
+    fn allow_for(&self, request: &Request<B>) -> Vec<HeaderName> {
+        request
+            .extensions()
+            .get::<EndpointMeta>()
+            .map(|meta| meta.get_allowed_headers().to_vec())
+            .unwrap_or_default()
+    }
+}
+
+impl<B, F> AllowFor<B> for F
+where
+    F: Fn(&Request<B>) -> Vec<HeaderName>,
+{
+    fn allow_for(&self, request: &Request<B>) -> Vec<HeaderName> {
+        self(request)
+    }
 }
 
 #[derive(Clone, Debug, Default)]
@@ -102,7 +188,27 @@ struct Rules {
 impl AllowHeadersLayer {
     /// Lets through what each request's [`EndpointMeta`] allows, and nothing else.
     pub fn new() -> Self {
-        Self::default()
+        Self {
+            rules: Arc::default(),
+            allow_for: FromMeta,
+        }
+    }
+}
+
+impl Default for AllowHeadersLayer {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl<A> AllowHeadersLayer<A> {
+    /// Takes the names each call lets through, besides the layer's own, from `allow_for`
+    /// instead of its [`EndpointMeta`].
+    pub fn allow_for<B>(self, allow_for: B) -> AllowHeadersLayer<B> {
+        AllowHeadersLayer {
+            rules: self.rules,
+            allow_for,
+        }
     }
 
     /// Also lets through `names`, for every call.
@@ -129,9 +235,14 @@ impl AllowHeadersLayer {
     /// The names a call with `meta` lets through, both ways (before the message headers and
     /// the cookie rules are applied).
     pub fn allowed(&self, meta: Option<&EndpointMeta>) -> Vec<HeaderName> {
-        let mut names: Vec<HeaderName> = meta
-            .map(|m| m.get_allowed_headers().to_vec())
-            .unwrap_or_default();
+        self.with_own(
+            meta.map(|m| m.get_allowed_headers().to_vec())
+                .unwrap_or_default(),
+        )
+    }
+
+    /// `names` and the layer's own, less those that never come from the lists.
+    fn with_own(&self, mut names: Vec<HeaderName>) -> Vec<HeaderName> {
         for name in &self.rules.allow {
             if !names.contains(name) {
                 names.push(name.clone());
@@ -144,27 +255,35 @@ impl AllowHeadersLayer {
     /// Keeps, of a browser's request headers, those that may go upstream for a call with
     /// `meta`.
     pub fn filter_request(&self, headers: &mut HeaderMap, meta: Option<&EndpointMeta>) {
+        self.keep_in(headers, &self.allowed(meta));
+    }
+
+    /// Keeps, of an upstream's response headers, those that may go back to the browser for a
+    /// call with `meta`.
+    pub fn filter_response(&self, headers: &mut HeaderMap, meta: Option<&EndpointMeta>) {
+        keep_out(headers, &self.allowed(meta));
+    }
+
+    /// Keeps, of a request's headers, the `allowed` ones the source does not set itself.
+    fn keep_in(&self, headers: &mut HeaderMap, allowed: &[HeaderName]) {
         // `allowed` never holds `host` or a hop-by-hop name; what `connection` names is
         // hop-by-hop for this message only.
         let hop_by_hop = named_by_connection(headers);
-        let allowed = self.allowed(meta);
         retain(headers, |name| {
             allowed.contains(name)
                 && !self.rules.source.contains(name)
                 && !hop_by_hop.contains(name)
         });
     }
+}
 
-    /// Keeps, of an upstream's response headers, those that may go back to the browser for a
-    /// call with `meta`.
-    pub fn filter_response(&self, headers: &mut HeaderMap, meta: Option<&EndpointMeta>) {
-        let hop_by_hop = named_by_connection(headers);
-        let allowed = self.allowed(meta);
-        retain(headers, |name| {
-            (is_message_header(name) || (allowed.contains(name) && name != COOKIE))
-                && !hop_by_hop.contains(name)
-        });
-    }
+/// Keeps, of a response's headers, the message headers and the `allowed` ones but `cookie`.
+fn keep_out(headers: &mut HeaderMap, allowed: &[HeaderName]) {
+    let hop_by_hop = named_by_connection(headers);
+    retain(headers, |name| {
+        (is_message_header(name) || (allowed.contains(name) && name != COOKIE))
+            && !hop_by_hop.contains(name)
+    });
 }
 
 fn retain(headers: &mut HeaderMap, keep: impl Fn(&HeaderName) -> bool) {
@@ -182,8 +301,8 @@ fn retain(headers: &mut HeaderMap, keep: impl Fn(&HeaderName) -> bool) {
     *headers = kept;
 }
 
-impl<S> Layer<S> for AllowHeadersLayer {
-    type Service = AllowHeaders<S>;
+impl<S, A: Clone> Layer<S> for AllowHeadersLayer<A> {
+    type Service = AllowHeaders<S, A>;
 
     fn layer(&self, inner: S) -> Self::Service {
         AllowHeaders {
@@ -195,14 +314,14 @@ impl<S> Layer<S> for AllowHeadersLayer {
 
 /// Lets only allow-listed headers through, in both directions. See the [module docs](self).
 #[derive(Clone, Debug)]
-pub struct AllowHeaders<S> {
+pub struct AllowHeaders<S, A = FromMeta> {
     inner: S,
-    layer: AllowHeadersLayer,
+    layer: AllowHeadersLayer<A>,
 }
 
-impl<S> AllowHeaders<S> {
+impl<S, A> AllowHeaders<S, A> {
     /// Wraps `inner` with the rules of `layer`.
-    pub fn new(inner: S, layer: AllowHeadersLayer) -> Self {
+    pub fn new(inner: S, layer: AllowHeadersLayer<A>) -> Self {
         Self { inner, layer }
     }
 
@@ -222,9 +341,10 @@ impl<S> AllowHeaders<S> {
     }
 }
 
-impl<S, B, ResBody> Service<Request<B>> for AllowHeaders<S>
+impl<S, A, B, ResBody> Service<Request<B>> for AllowHeaders<S, A>
 where
     S: Service<Request<B>, Response = Response<ResBody>>,
+    A: AllowFor<B>,
 {
     type Response = Response<ResBody>;
     type Error = S::Error;
@@ -235,14 +355,13 @@ where
     }
 
     fn call(&mut self, mut request: Request<B>) -> Self::Future {
-        let meta = request.extensions().get::<EndpointMeta>().cloned();
-        let mut headers = std::mem::take(request.headers_mut());
-        self.layer.filter_request(&mut headers, meta.as_ref());
-        *request.headers_mut() = headers;
+        let allowed = self
+            .layer
+            .with_own(self.layer.allow_for.allow_for(&request));
+        self.layer.keep_in(request.headers_mut(), &allowed);
         ResponseFuture {
             inner: self.inner.call(request),
-            layer: self.layer.clone(),
-            meta,
+            allowed,
         }
     }
 }
@@ -254,8 +373,8 @@ pin_project! {
     pub struct ResponseFuture<F> {
         #[pin]
         inner: F,
-        layer: AllowHeadersLayer,
-        meta: Option<EndpointMeta>,
+        // The names this call lets through.
+        allowed: Vec<HeaderName>,
     }
 }
 
@@ -268,8 +387,7 @@ where
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         let this = self.project();
         let mut response = ready!(this.inner.poll(cx))?;
-        this.layer
-            .filter_response(response.headers_mut(), this.meta.as_ref());
+        keep_out(response.headers_mut(), this.allowed);
         Poll::Ready(Ok(response))
     }
 }

@@ -62,6 +62,48 @@
 //! # Ok(())
 //! # }
 //! ```
+//!
+//! # Example: on a bare hyper-util client
+//!
+//! The layer reads nothing of courier's: on any client, each call asks the supplier.
+//!
+//! ```
+//! use courier::layers::auth::AuthLayer;
+//! use http::Request;
+//! use http_body_util::BodyExt;
+//! use hyper_util::client::legacy::Client;
+//! use hyper_util::rt::TokioExecutor;
+//! use std::sync::Arc;
+//! use tokio::sync::RwLock;
+//! use tower::{ServiceBuilder, ServiceExt};
+//!
+//! # #[tokio::main(flavor = "current_thread")]
+//! # async fn main() -> Result<(), courier::BoxError> {
+//! # let echo = |headers: http::HeaderMap| async move {
+//! #     headers["authorization"].to_str().unwrap().to_owned()
+//! # };
+//! # let app = axum::Router::new().route("/me", axum::routing::get(echo));
+//! # let addr = courier_test_support::serve(app).await;
+//! // A token store that something else refreshes.
+//! let store = Arc::new(RwLock::new(String::from("t0k-1")));
+//! let tokens = Arc::clone(&store);
+//! let get_token = move || {
+//!     let tokens = Arc::clone(&tokens);
+//!     async move { Ok::<_, std::convert::Infallible>(tokens.read().await.clone()) }
+//! };
+//! let client = Client::builder(TokioExecutor::new()).build_http::<String>();
+//! let service = ServiceBuilder::new().layer(AuthLayer::new(get_token)).service(client);
+//!
+//! let me = || Request::get(format!("http://{addr}/me")).body(String::new());
+//! let response = service.clone().oneshot(me()?).await?;
+//! assert_eq!(response.into_body().collect().await?.to_bytes(), "Bearer t0k-1");
+//!
+//! *store.write().await = String::from("t0k-2");
+//! let response = service.oneshot(me()?).await?;
+//! assert_eq!(response.into_body().collect().await?.to_bytes(), "Bearer t0k-2");
+//! # Ok(())
+//! # }
+//! ```
 
 pub mod error;
 pub mod future;

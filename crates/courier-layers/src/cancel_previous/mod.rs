@@ -8,7 +8,8 @@
 //! its inner future is dropped, which abandons the upstream request. The key is the endpoint's
 //! dotted path alone: the newer call cancels the older whatever either's variables were.
 //!
-//! The rules:
+//! Which requests take part, and under which key, the layer asks of its [`CancelFor`]. The
+//! default, [`FromMeta`], keeps these rules:
 //!
 //! - Only reads take part. A write ([`Kind::Mutation`](courier_core::Kind::Mutation)) is never
 //!   cancelled and never cancels anything, whatever its `EndpointMeta` says.
@@ -20,6 +21,11 @@
 //!   way to say which endpoints opt in, and keying every read by, say, its URI path would cancel
 //!   unrelated concurrent reads. A hand-built request opts in by carrying an `EndpointMeta`
 //!   (see the example).
+//!
+//! A closure `Fn(&Request<B>) -> Option<Arc<str>>` decides instead with
+//! [`CancelPreviousLayer::cancel_for`]: the key of the calls that cancel each other, or `None`
+//! for a request that takes no part (see the second example). Whatever decides:
+//!
 //! - Calls cancel each other only through the same layer: the services one
 //!   `CancelPreviousLayer` (or a clone of it) makes share one table of in-flight calls;
 //!   [`CancelPrevious::new`] starts a table of its own.
@@ -71,6 +77,50 @@
 //! # Ok(())
 //! # }
 //! ```
+//!
+//! # Example: on a bare hyper-util client
+//!
+//! No courier definition: a closure puts every `/search` request under one key, so a newer
+//! search cancels the one still in flight.
+//!
+//! ```
+//! use courier::layers::cancel_previous::{error::Cancelled, CancelPreviousLayer};
+//! use http::Request;
+//! use hyper_util::client::legacy::Client;
+//! use hyper_util::rt::TokioExecutor;
+//! use std::sync::Arc;
+//! use tower::{Service, ServiceBuilder, ServiceExt};
+//!
+//! # #[tokio::main(flavor = "current_thread")]
+//! # async fn main() -> Result<(), courier::BoxError> {
+//! # let app = axum::Router::new().route("/search", axum::routing::get(
+//! #     |axum::extract::RawQuery(q): axum::extract::RawQuery| async move {
+//! #         if q.as_deref() == Some("q=a") {
+//! #             std::future::pending::<()>().await;
+//! #         }
+//! #         q.unwrap_or_default()
+//! #     },
+//! # ));
+//! # let addr = courier_test_support::serve(app).await;
+//! let search: Arc<str> = Arc::from("search");
+//! let client = Client::builder(TokioExecutor::new()).build_http::<String>();
+//! let mut service = ServiceBuilder::new()
+//!     .layer(CancelPreviousLayer::new().cancel_for(move |request: &Request<String>| {
+//!         (request.uri().path() == "/search").then(|| Arc::clone(&search))
+//!     }))
+//!     .service(client);
+//!
+//! let query = |q: &str| Request::get(format!("http://{addr}/search?q={q}")).body(String::new());
+//! let older = service.ready().await?.call(query("a")?);
+//! let newer = service.ready().await?.call(query("ab")?);
+//!
+//! let error = older.await.unwrap_err();
+//! assert_eq!(error.to_string(), "cancelled by a newer call of `search`");
+//! assert!(error.is::<Cancelled>());
+//! assert_eq!(newer.await?.status(), 200);
+//! # Ok(())
+//! # }
+//! ```
 
 pub mod error;
 pub mod future;
@@ -78,6 +128,7 @@ pub mod future;
 mod tests;
 
 use self::future::ResponseFuture;
+use crate::FromMeta;
 use courier_core::context::ServedRequest;
 use courier_core::{BoxError, EndpointMeta};
 use http::Request;
@@ -93,50 +144,107 @@ use tower::{Layer, Service};
 ///
 /// The services this layer makes, and those its clones make, share one table of in-flight
 /// calls.
-#[derive(Clone, Debug, Default)]
-pub struct CancelPreviousLayer {
+#[derive(Clone, Debug)]
+pub struct CancelPreviousLayer<K = FromMeta> {
     registry: Registry,
+    cancel_for: K,
 }
 
-impl CancelPreviousLayer {
-    /// A layer with an empty table of in-flight calls.
-    pub fn new() -> Self {
-        Self::default()
+/// Which requests [`CancelPrevious`] watches, and the key under which a newer one cancels an
+/// older one; `None` passes a request through untouched.
+///
+/// Implemented by [`FromMeta`] (the endpoint's path, for a read whose [`EndpointMeta`] is marked
+/// `cancel_previous`, made outside a served request) and by any
+/// `Fn(&Request<B>) -> Option<Arc<str>>`. The key also names the call in the
+/// [`Cancelled`](error::Cancelled) error.
+pub trait CancelFor<B> {
+    /// The key `request` is watched under, or `None`.
+    fn cancel_for(&self, request: &Request<B>) -> Option<Arc<str>>;
+}
+
+impl<B> CancelFor<B> for FromMeta {
+    fn cancel_for(&self, request: &Request<B>) -> Option<Arc<str>> {
+        let meta = request.extensions().get::<EndpointMeta>()?;
+        if !meta.cancels_previous()
+            || !meta.is_read()
+            || ServedRequest::for_request(request).is_some()
+        {
+            return None;
+        }
+        Some(Arc::clone(meta.path_arc()))
     }
 }
 
-impl<S> Layer<S> for CancelPreviousLayer {
-    type Service = CancelPrevious<S>;
+impl<B, F> CancelFor<B> for F
+where
+    F: Fn(&Request<B>) -> Option<Arc<str>>,
+{
+    fn cancel_for(&self, request: &Request<B>) -> Option<Arc<str>> {
+        self(request)
+    }
+}
+
+impl CancelPreviousLayer {
+    /// A layer with an empty table of in-flight calls, watching the reads whose
+    /// [`EndpointMeta`] is marked `cancel_previous`.
+    pub fn new() -> Self {
+        Self {
+            registry: Registry::default(),
+            cancel_for: FromMeta,
+        }
+    }
+}
+
+impl Default for CancelPreviousLayer {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl<K> CancelPreviousLayer<K> {
+    /// Decides with `cancel_for` which requests are watched, and under which key, instead of
+    /// their [`EndpointMeta`].
+    pub fn cancel_for<L>(self, cancel_for: L) -> CancelPreviousLayer<L> {
+        CancelPreviousLayer {
+            registry: self.registry,
+            cancel_for,
+        }
+    }
+}
+
+impl<S, K: Clone> Layer<S> for CancelPreviousLayer<K> {
+    type Service = CancelPrevious<S, K>;
 
     fn layer(&self, inner: S) -> Self::Service {
         CancelPrevious {
             inner,
             registry: self.registry.clone(),
+            cancel_for: self.cancel_for.clone(),
         }
     }
 }
 
 /// The service [`CancelPreviousLayer`] makes. Clones share the table of in-flight calls.
 #[derive(Clone, Debug)]
-pub struct CancelPrevious<S> {
+pub struct CancelPrevious<S, K = FromMeta> {
     inner: S,
     registry: Registry,
+    cancel_for: K,
 }
 
 impl<S> CancelPrevious<S> {
     /// Wraps `inner` with a table of in-flight calls of its own.
     pub fn new(inner: S) -> Self {
-        Self {
-            inner,
-            registry: Registry::default(),
-        }
+        CancelPreviousLayer::new().layer(inner)
     }
 
     /// A [`CancelPreviousLayer`], for use with `ServiceBuilder`.
     pub fn layer() -> CancelPreviousLayer {
         CancelPreviousLayer::new()
     }
+}
 
+impl<S, K> CancelPrevious<S, K> {
     /// The inner service.
     pub fn get_ref(&self) -> &S {
         &self.inner
@@ -153,9 +261,10 @@ impl<S> CancelPrevious<S> {
     }
 }
 
-impl<S, B> Service<Request<B>> for CancelPrevious<S>
+impl<S, K, B> Service<Request<B>> for CancelPrevious<S, K>
 where
     S: Service<Request<B>>,
+    K: CancelFor<B>,
     S::Error: Into<BoxError>,
 {
     type Response = S::Response;
@@ -167,7 +276,7 @@ where
     }
 
     fn call(&mut self, request: Request<B>) -> Self::Future {
-        let Some(key) = watched_key(&request) else {
+        let Some(key) = self.cancel_for.cancel_for(&request) else {
             return ResponseFuture::unwatched(self.inner.call(request));
         };
         // The older call is cancelled here, when the newer one is made, not when it is first
@@ -175,17 +284,6 @@ where
         let (ticket, cancelled) = self.registry.enter(key);
         ResponseFuture::watched(self.inner.call(request), cancelled, ticket)
     }
-}
-
-/// The key a request is watched under: its endpoint's path, when it is a read of an endpoint
-/// marked `cancel_previous` made outside a served request.
-fn watched_key<B>(request: &Request<B>) -> Option<Arc<str>> {
-    let meta = request.extensions().get::<EndpointMeta>()?;
-    if !meta.cancels_previous() || !meta.is_read() || ServedRequest::for_request(request).is_some()
-    {
-        return None;
-    }
-    Some(Arc::clone(meta.path_arc()))
 }
 
 /// The table of watched calls in flight, shared by the services of one layer.

@@ -423,3 +423,31 @@ async fn inner_errors_pass_through_boxed() {
         .unwrap_err();
     assert!(err.is::<Refused>());
 }
+
+#[tokio::test]
+async fn a_closure_keys_the_calls_instead_of_the_meta() {
+    let search: Arc<str> = Arc::from("search");
+    let mut service = CancelPreviousLayer::new()
+        .cancel_for(move |request: &Request<()>| {
+            (request.uri().path() == "/search").then(|| Arc::clone(&search))
+        })
+        .layer(upstream(Arc::default()));
+    let (first, second, third) = (Probe::default(), Probe::default(), Probe::default());
+
+    // No meta at all: the closure watches both searches under its key.
+    let older = call(&mut service, request("/search?q=a", None, Some(&first))).await;
+    // A read marked `cancel_previous` that the closure does not name is not watched.
+    let other = call(
+        &mut service,
+        request("/users", Some(read("users.list")), Some(&third)),
+    )
+    .await;
+    let newer = call(&mut service, request("/search?q=ab", None, Some(&second))).await;
+
+    let err = older.await.unwrap_err();
+    assert_eq!(err.to_string(), "cancelled by a newer call of `search`");
+    second.release.notify_one();
+    assert_eq!(newer.await.unwrap().into_body(), "/search?q=ab");
+    third.release.notify_one();
+    assert_eq!(other.await.unwrap().into_body(), "/users");
+}

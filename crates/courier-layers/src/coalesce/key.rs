@@ -1,7 +1,6 @@
 //! Which requests may share a call, and the key that finds a call in flight and says two
 //! requests are identical.
 
-use courier_core::{EndpointMeta, Kind};
 use http::header::{ACCEPT, UPGRADE};
 use http::{HeaderName, HeaderValue, Request};
 use std::fmt;
@@ -13,17 +12,6 @@ pub(super) const TRACING_HEADERS: [HeaderName; 3] = [
     HeaderName::from_static("traceparent"),
     HeaderName::from_static("tracestate"),
 ];
-
-/// Whether `request` is a read that may share a call: its `EndpointMeta` says it reads and
-/// allows coalescing, or, without one, its method reads. (Its headers may still rule it out:
-/// see [`Key::new`].)
-pub(super) fn reads<B>(request: &Request<B>) -> bool {
-    Kind::of_request(request) == Kind::Query
-        && request
-            .extensions()
-            .get::<EndpointMeta>()
-            .is_none_or(EndpointMeta::get_coalesce)
-}
 
 /// Whether a request header asks for a response that cannot be read to its end and copied: an
 /// event stream, or a protocol upgrade.

@@ -11,9 +11,11 @@
 //!
 //! # Which requests are shared
 //!
-//! - Reads only. A request with an [`EndpointMeta`] is shared when
-//!   the endpoint reads and the call allows it ([`get_coalesce()`]); a request without one
-//!   when its method reads (`GET`, `HEAD`, `OPTIONS`, `QUERY`). Writes never are.
+//! - Those the layer's [`CoalesceFor`] allows. The default, [`FromMeta`], allows reads only: a
+//!   request with an [`EndpointMeta`] when the endpoint reads and the call allows it
+//!   ([`get_coalesce()`]), a request without one when its method reads (`GET`, `HEAD`,
+//!   `OPTIONS`, `QUERY`); writes never. A closure `Fn(&Request<B>) -> bool` decides instead with
+//!   [`CoalesceLayer::coalesce_for`] — to share a GraphQL query sent as a `POST`, say.
 //! - Only requests whose body the layer can read ahead, a [`BufferedBody`] that answers
 //!   [`buffered()`](BufferedBody::buffered). A streamed body goes through unshared.
 //! - Not requests for an event stream (`accept: text/event-stream`) or a protocol upgrade (an
@@ -104,7 +106,7 @@
 //! A service and its clones share their calls in flight; each service [`CoalesceLayer`] makes
 //! (each inner service it wraps) has its own.
 //!
-//! # Example
+//! # Example: identical reads
 //!
 //! ```
 //! use bytes::Bytes;
@@ -141,6 +143,52 @@
 //! # }
 //! ```
 //!
+//!
+//! # Example: on a bare hyper-util client
+//!
+//! No courier definition: a closure lets identical `POST /graphql` queries share a call.
+//!
+//! ```
+//! use courier::layers::coalesce::CoalesceLayer;
+//! use http::Request;
+//! use http_body_util::BodyExt;
+//! use hyper_util::client::legacy::Client;
+//! use hyper_util::rt::TokioExecutor;
+//! # use std::sync::atomic::{AtomicUsize, Ordering};
+//! # use std::sync::Arc;
+//! use tower::{Service, ServiceBuilder, ServiceExt};
+//!
+//! # #[tokio::main(flavor = "current_thread")]
+//! # async fn main() -> Result<(), courier::BoxError> {
+//! # let calls = Arc::new(AtomicUsize::new(0));
+//! # let counted = Arc::clone(&calls);
+//! # let app = axum::Router::new().route("/graphql", axum::routing::post(move || async move {
+//! #     counted.fetch_add(1, Ordering::SeqCst);
+//! #     r#"{"data":{"user":"ada"}}"#
+//! # }));
+//! # let addr = courier_test_support::serve(app).await;
+//! let client = Client::builder(TokioExecutor::new()).build_http::<String>();
+//! let mut service = ServiceBuilder::new()
+//!     .layer(CoalesceLayer::new().coalesce_for(|request: &Request<String>| {
+//!         request.uri().path() == "/graphql"
+//!     }))
+//!     .service(client);
+//!
+//! let query = || {
+//!     Request::post(format!("http://{addr}/graphql"))
+//!         .body(r#"{"query":"{ user(id: 7) }"}"#.to_owned())
+//! };
+//! let first = service.ready().await?.call(query()?);
+//! let second = service.ready().await?.call(query()?);
+//! let (first, second) = tokio::try_join!(first, second)?;
+//!
+//! // One call upstream; both callers have the whole answer.
+//! assert_eq!(calls.load(Ordering::SeqCst), 1);
+//! assert_eq!(first.into_body().collect().await?.to_bytes(), second.into_body().collect().await?.to_bytes());
+//! # Ok(())
+//! # }
+//! ```
+//!
 //! [`get_coalesce()`]: courier_core::EndpointMeta::get_coalesce
 //! [served-request]: courier_core::context::ServedRequest
 
@@ -160,9 +208,9 @@ use self::flight::{InFlight, Join};
 use self::future::ResponseFuture;
 use self::key::Key;
 use self::lead::Leader;
-use crate::BufferedBody;
+use crate::{BufferedBody, FromMeta};
 use bytes::Bytes;
-use courier_core::{BoxError, EndpointMeta};
+use courier_core::{BoxError, EndpointMeta, Kind};
 use http::{HeaderName, Request, Response};
 use std::fmt;
 use std::sync::Arc;
@@ -179,8 +227,38 @@ use tower::{Layer, Service};
 /// # let _ = layer;
 /// ```
 #[derive(Clone, Debug)]
-pub struct CoalesceLayer {
+pub struct CoalesceLayer<C = FromMeta> {
     ignored: Vec<HeaderName>,
+    coalesce_for: C,
+}
+
+/// Which requests [`Coalesce`] may share a call for (the layer still sends requests for an event
+/// stream or an upgrade, and streamed bodies, unshared).
+///
+/// Implemented by [`FromMeta`] (reads whose [`EndpointMeta`] allows it; without one, reading
+/// methods) and by any `Fn(&Request<B>) -> bool`.
+pub trait CoalesceFor<B> {
+    /// Whether `request` may share a call with identical ones.
+    fn coalesce_for(&self, request: &Request<B>) -> bool;
+}
+
+impl<B> CoalesceFor<B> for FromMeta {
+    fn coalesce_for(&self, request: &Request<B>) -> bool {
+        Kind::of_request(request) == Kind::Query
+            && request
+                .extensions()
+                .get::<EndpointMeta>()
+                .is_none_or(EndpointMeta::get_coalesce)
+    }
+}
+
+impl<B, F> CoalesceFor<B> for F
+where
+    F: Fn(&Request<B>) -> bool,
+{
+    fn coalesce_for(&self, request: &Request<B>) -> bool {
+        self(request)
+    }
 }
 
 impl CoalesceLayer {
@@ -189,6 +267,18 @@ impl CoalesceLayer {
     pub fn new() -> Self {
         Self {
             ignored: key::TRACING_HEADERS.to_vec(),
+            coalesce_for: FromMeta,
+        }
+    }
+}
+
+impl<C> CoalesceLayer<C> {
+    /// Decides with `coalesce_for` which requests may share a call, instead of their
+    /// [`EndpointMeta`] and method.
+    pub fn coalesce_for<D>(self, coalesce_for: D) -> CoalesceLayer<D> {
+        CoalesceLayer {
+            ignored: self.ignored,
+            coalesce_for,
         }
     }
 
@@ -212,13 +302,14 @@ impl Default for CoalesceLayer {
     }
 }
 
-impl<S> Layer<S> for CoalesceLayer {
-    type Service = Coalesce<S>;
+impl<S, C: Clone> Layer<S> for CoalesceLayer<C> {
+    type Service = Coalesce<S, C>;
 
-    fn layer(&self, inner: S) -> Coalesce<S> {
+    fn layer(&self, inner: S) -> Coalesce<S, C> {
         Coalesce {
             inner,
             in_flight: Arc::new(InFlight::new(self.ignored.clone().into_boxed_slice())),
+            coalesce_for: self.coalesce_for.clone(),
         }
     }
 }
@@ -227,9 +318,10 @@ impl<S> Layer<S> for CoalesceLayer {
 ///
 /// Clones share their calls in flight.
 #[derive(Clone)]
-pub struct Coalesce<S> {
+pub struct Coalesce<S, C = FromMeta> {
     inner: S,
     in_flight: Arc<InFlight>,
+    coalesce_for: C,
 }
 
 impl<S> Coalesce<S> {
@@ -242,7 +334,9 @@ impl<S> Coalesce<S> {
     pub fn layer() -> CoalesceLayer {
         CoalesceLayer::new()
     }
+}
 
+impl<S, C> Coalesce<S, C> {
     /// The inner service.
     pub fn get_ref(&self) -> &S {
         &self.inner
@@ -265,7 +359,7 @@ impl<S> Coalesce<S> {
     }
 }
 
-impl<S: fmt::Debug> fmt::Debug for Coalesce<S> {
+impl<S: fmt::Debug, C> fmt::Debug for Coalesce<S, C> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Coalesce")
             .field("inner", &self.inner)
@@ -274,8 +368,9 @@ impl<S: fmt::Debug> fmt::Debug for Coalesce<S> {
     }
 }
 
-impl<S, ReqBody, ResBody> Service<Request<ReqBody>> for Coalesce<S>
+impl<S, C, ReqBody, ResBody> Service<Request<ReqBody>> for Coalesce<S, C>
 where
+    C: CoalesceFor<ReqBody>,
     S: Service<Request<ReqBody>, Response = Response<ResBody>>,
     S::Future: Send + 'static,
     S::Error: Into<BoxError>,
@@ -294,7 +389,9 @@ where
     }
 
     fn call(&mut self, request: Request<ReqBody>) -> Self::Future {
-        let join = key::reads(&request)
+        let join = self
+            .coalesce_for
+            .coalesce_for(&request)
             .then(|| {
                 let body = request.body().buffered()?;
                 let key = Key::new(&request, body, self.in_flight.ignored())?;

@@ -459,6 +459,37 @@ async fn a_read_sent_as_post_is_shared_by_its_meta() {
 }
 
 #[tokio::test(start_paused = true)]
+async fn a_closure_decides_which_requests_share_instead_of_the_meta() {
+    let upstream = Upstream::new(Answer::Ok);
+    let mut service = CoalesceLayer::new()
+        .coalesce_for(|request: &Request<Body>| request.uri().path() == "/graphql")
+        .layer(upstream.clone());
+    // The meta says "write, never share": the closure is asked instead, and shares the POSTs.
+    let write = EndpointMeta::new("graph.query", Kind::Mutation);
+    let query = || {
+        with_meta(
+            request("POST", "http://127.0.0.1:1/graphql", Body::from("{}")),
+            write.clone(),
+        )
+    };
+    let futures = vec![
+        service.call(query()),
+        service.call(query()),
+        // A read the closure does not name goes through unshared.
+        service.call(get(USER)),
+        service.call(get(USER)),
+    ];
+    upstream.open();
+    let mut answers = Vec::new();
+    for future in futures {
+        answers.push(text(within(future).await.expect("a response")).await);
+    }
+    assert_eq!(upstream.calls(), 3);
+    assert_eq!(answers[0], answers[1]);
+    assert_ne!(answers[2], answers[3]);
+}
+
+#[tokio::test(start_paused = true)]
 async fn coalesce_false_turns_it_off() {
     let (mut service, upstream) = service(Answer::Ok);
     let unshared = EndpointMeta::new("users.get", Kind::Query).coalesce(false);

@@ -3,9 +3,9 @@
 //!
 //! For each outgoing request the layer looks for the request being served
 //! ([`ServedRequest::for_request`]: one given in the request's extensions, else the one a
-//! [`ContextLayer`](crate::context::ContextLayer) put in scope). Without one, or when the call's
-//! [`EndpointMeta::forwards`] is false (the endpoint's `forward: false`), the request passes
-//! untouched. Otherwise it copies, as [`ForwardOptions`] asks:
+//! [`ContextLayer`](crate::context::ContextLayer) put in scope). Without one, or when the
+//! layer's [`ForwardFor`] says [`Forwarding::Off`] for the call, the request passes untouched.
+//! Otherwise it copies, as [`ForwardOptions`] asks:
 //!
 //! | item | header(s) sent | value |
 //! |---|---|---|
@@ -17,14 +17,19 @@
 //! | `locale` | `accept-language` | the served request's |
 //! | `headers` | each named header | the served request's |
 //!
+//! The default [`ForwardFor`] is [`FromMeta`]: off when the request's
+//! [`EndpointMeta::forwards`] is false (the endpoint's `forward: false`), with the cookies when
+//! its allowed headers name `cookie`, on otherwise. A closure
+//! `Fn(&Request<B>) -> Forwarding` decides instead with [`ForwardLayer::forward_for`].
+//!
 //! # Choices
 //!
 //! - **A header already on the outgoing request wins.** A header set by the source, a
 //!   middleware, an endpoint's closure or an outer layer (the session's `cookie`) is left as it
 //!   is, and the served copy is dropped: never sent in its place, never beside it.
 //! - **Cookies cross only where named.** The served request's cookies are forwarded only when
-//!   `cookie` is in `headers` or in the endpoint's allowed headers
-//!   ([`EndpointMeta::get_allowed_headers`]); several `cookie` headers (as HTTP/2 sends them)
+//!   `cookie` is in `headers` or the call is [`Forwarding::WithCookies`] (by default, when
+//!   the endpoint's allowed headers name it: [`EndpointMeta::get_allowed_headers`]); several `cookie` headers (as HTTP/2 sends them)
 //!   go as one, joined by `; `, as HTTP/1.1 requires. A session's cookies are the
 //!   [`SessionLayer`](crate::session::SessionLayer)'s business, which sits outside this layer
 //!   and so wins.
@@ -47,7 +52,7 @@
 //! request, the one being served, to the calls made while serving it. It changes only headers,
 //! so it needs no future of its own and keeps the inner service's error type.
 //!
-//! # Example
+//! # Example: what crosses
 //!
 //! ```
 //! use courier::context::ServedRequest;
@@ -97,10 +102,64 @@
 //! # Ok(())
 //! # }
 //! ```
+//!
+//! # Example: on a bare hyper-util client
+//!
+//! No courier definition: the request id and the tenant go to the company's own services, and a
+//! closure keeps them from a third party's.
+//!
+//! ```
+//! use courier::context::ServedRequest;
+//! use courier::layers::forward::{ForwardLayer, Forwarding};
+//! use courier::ForwardOptions;
+//! use http::Request;
+//! use hyper_util::client::legacy::Client;
+//! use hyper_util::rt::TokioExecutor;
+//! use tower::{ServiceBuilder, ServiceExt};
+//!
+//! # #[tokio::main(flavor = "current_thread")]
+//! # async fn main() -> Result<(), courier::BoxError> {
+//! # let echo = |headers: http::HeaderMap| async move {
+//! #     let named = |name: &str| headers.get(name).map(|v| v.to_str().unwrap().to_owned());
+//! #     format!("{:?} {:?}", named("x-request-id"), named("x-tenant"))
+//! # };
+//! # let app = axum::Router::new().route("/{*path}", axum::routing::get(echo));
+//! # let addr = courier_test_support::serve(app).await;
+//! let client = Client::builder(TokioExecutor::new()).build_http::<String>();
+//! let forward = ForwardLayer::new(ForwardOptions::new().request_id(true).headers(["x-tenant"]))
+//!     .forward_for(|request: &Request<String>| match request.uri().path().starts_with("/partner/") {
+//!         true => Forwarding::Off,
+//!         false => Forwarding::On,
+//!     });
+//! let service = ServiceBuilder::new().layer(forward).service(client);
+//!
+//! // The request being served, as `ContextLayer` puts it in scope.
+//! let (served, ()) = Request::get("/orders")
+//!     .header("x-request-id", "req-1")
+//!     .header("x-tenant", "acme")
+//!     .body(())?
+//!     .into_parts();
+//! let served = ServedRequest::new(served, None);
+//!
+//! let echoed = |path: &str| {
+//!     let request = Request::get(format!("http://{addr}{path}")).body(String::new());
+//!     let (service, served) = (service.clone(), served.clone());
+//!     async move {
+//!         let response = served.scope(service.oneshot(request?)).await?;
+//!         let body = http_body_util::BodyExt::collect(response.into_body()).await?;
+//!         Ok::<_, courier::BoxError>(body.to_bytes())
+//!     }
+//! };
+//! assert_eq!(echoed("/billing/invoices").await?, r#"Some("req-1") Some("acme")"#);
+//! assert_eq!(echoed("/partner/rates").await?, "None None");
+//! # Ok(())
+//! # }
+//! ```
 
 #[cfg(test)]
 mod tests;
 
+use crate::FromMeta;
 use courier_core::context::ServedRequest;
 use courier_core::headers::never_crosses;
 use courier_core::{EndpointMeta, ForwardOptions, HeaderToggle};
@@ -120,8 +179,51 @@ const TRACESTATE: HeaderName = HeaderName::from_static("tracestate");
 
 /// Carries the served request's headers on outgoing calls; see the [module docs](self).
 #[derive(Clone, Debug)]
-pub struct ForwardLayer {
+pub struct ForwardLayer<F = FromMeta> {
     config: Arc<Config>,
+    forward_for: F,
+}
+
+/// What [`Forward`] copies from the served request onto one call.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Forwarding {
+    /// Nothing: the call goes as it is.
+    Off,
+    /// What the [`ForwardOptions`] name.
+    On,
+    /// What the [`ForwardOptions`] name, and the served request's cookies even where the options
+    /// do not name `cookie`.
+    WithCookies,
+}
+
+/// Whether [`Forward`] copies the served request's headers onto a call, and its cookies.
+///
+/// Implemented by [`FromMeta`] (off for an [`EndpointMeta`] with `forward: false`, with the
+/// cookies when its allowed headers name `cookie`, on otherwise and without one) and by any
+/// `Fn(&Request<B>) -> Forwarding`.
+pub trait ForwardFor<B> {
+    /// What is copied onto the call `request` makes.
+    fn forward_for(&self, request: &Request<B>) -> Forwarding;
+}
+
+impl<B> ForwardFor<B> for FromMeta {
+    fn forward_for(&self, request: &Request<B>) -> Forwarding {
+        match request.extensions().get::<EndpointMeta>() {
+            None => Forwarding::On,
+            Some(meta) if !meta.forwards() => Forwarding::Off,
+            Some(meta) if meta.get_allowed_headers().contains(&COOKIE) => Forwarding::WithCookies,
+            Some(_) => Forwarding::On,
+        }
+    }
+}
+
+impl<B, F> ForwardFor<B> for F
+where
+    F: Fn(&Request<B>) -> Forwarding,
+{
+    fn forward_for(&self, request: &Request<B>) -> Forwarding {
+        self(request)
+    }
 }
 
 impl ForwardLayer {
@@ -129,26 +231,39 @@ impl ForwardLayer {
     pub fn new(options: ForwardOptions) -> Self {
         Self {
             config: Arc::new(Config::new(&options)),
+            forward_for: FromMeta,
         }
     }
 }
 
-impl<S> Layer<S> for ForwardLayer {
-    type Service = Forward<S>;
+impl<F> ForwardLayer<F> {
+    /// Decides with `forward_for` what each call carries, instead of its [`EndpointMeta`].
+    pub fn forward_for<G>(self, forward_for: G) -> ForwardLayer<G> {
+        ForwardLayer {
+            config: self.config,
+            forward_for,
+        }
+    }
+}
+
+impl<S, F: Clone> Layer<S> for ForwardLayer<F> {
+    type Service = Forward<S, F>;
 
     fn layer(&self, inner: S) -> Self::Service {
         Forward {
             inner,
             config: Arc::clone(&self.config),
+            forward_for: self.forward_for.clone(),
         }
     }
 }
 
 /// The service [`ForwardLayer`] makes.
 #[derive(Clone, Debug)]
-pub struct Forward<S> {
+pub struct Forward<S, F = FromMeta> {
     inner: S,
     config: Arc<Config>,
+    forward_for: F,
 }
 
 impl<S> Forward<S> {
@@ -161,7 +276,9 @@ impl<S> Forward<S> {
     pub fn layer(options: ForwardOptions) -> ForwardLayer {
         ForwardLayer::new(options)
     }
+}
 
+impl<S, F> Forward<S, F> {
     /// The inner service.
     pub fn get_ref(&self) -> &S {
         &self.inner
@@ -178,9 +295,10 @@ impl<S> Forward<S> {
     }
 }
 
-impl<S, B> Service<Request<B>> for Forward<S>
+impl<S, F, B> Service<Request<B>> for Forward<S, F>
 where
     S: Service<Request<B>>,
+    F: ForwardFor<B>,
 {
     type Response = S::Response;
     type Error = S::Error;
@@ -191,13 +309,12 @@ where
     }
 
     fn call(&mut self, mut request: Request<B>) -> Self::Future {
-        let meta = request.extensions().get::<EndpointMeta>();
-        if meta.is_none_or(EndpointMeta::forwards) {
-            let cookie_allowed =
-                meta.is_some_and(|meta| meta.get_allowed_headers().contains(&COOKIE));
+        let forwarding = self.forward_for.forward_for(&request);
+        if forwarding != Forwarding::Off {
             if let Some(served) = ServedRequest::for_request(&request) {
+                let with_cookies = forwarding == Forwarding::WithCookies;
                 self.config
-                    .apply(&served, request.headers_mut(), cookie_allowed);
+                    .apply(&served, request.headers_mut(), with_cookies);
             }
         }
         self.inner.call(request)

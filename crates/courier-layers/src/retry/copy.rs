@@ -1,9 +1,9 @@
 //! The copy of a request that [`Retry`](super::Retry) sends again.
 
-use super::policy::{may_retry, policy_for};
 use crate::BufferedBody;
 use courier_core::{EndpointMeta, RetryPolicy};
 use http::{Extensions, HeaderMap, Method, Request, Uri, Version};
+use std::sync::Arc;
 
 /// Everything of a request but its body's consumption: what each later attempt is made from.
 pub(super) struct Copy<B> {
@@ -13,6 +13,8 @@ pub(super) struct Copy<B> {
     headers: HeaderMap,
     extensions: Extras,
     body: B,
+    /// The policy the call is retried by.
+    policy: Arc<RetryPolicy>,
 }
 
 /// A request's extensions, as kept for later attempts.
@@ -31,15 +33,13 @@ enum Extras {
 }
 
 impl<B: BufferedBody> Copy<B> {
-    /// The copy of `request`, when it may be retried: its policy (the meta's, else `default`)
-    /// allows more than one attempt, its method or meta allows sending it twice, and its body
-    /// can be copied.
-    pub(super) fn of_retryable(request: &Request<B>, default: &RetryPolicy) -> Option<Self> {
-        let meta = request.extensions().get::<EndpointMeta>();
-        let policy = policy_for(default, meta)?;
-        if policy.max_attempts <= 1 || !may_retry(request.method(), meta, policy) {
+    /// The copy of `request`, retried by `policy`, when the policy allows more than one attempt
+    /// and the body can be copied.
+    pub(super) fn of_retryable(request: &Request<B>, policy: Arc<RetryPolicy>) -> Option<Self> {
+        if policy.max_attempts <= 1 {
             return None;
         }
+        let meta = request.extensions().get::<EndpointMeta>();
         let Some(body) = request.body().try_clone_body() else {
             tracing::trace!(
                 endpoint = meta.map(EndpointMeta::path),
@@ -59,10 +59,16 @@ impl<B: BufferedBody> Copy<B> {
             headers: request.headers().clone(),
             extensions,
             body,
+            policy,
         })
     }
 
-    /// The request's meta, which picks the retry policy.
+    /// The policy the call is retried by.
+    pub(super) fn policy(&self) -> &RetryPolicy {
+        &self.policy
+    }
+
+    /// The request's meta, which names the endpoint in the logs.
     pub(super) fn meta(&self) -> Option<&EndpointMeta> {
         match &self.extensions {
             Extras::Meta(meta) => Some(meta),

@@ -1,7 +1,6 @@
 //! The future [`Retry`](super::Retry) returns.
 
 use super::copy::Copy;
-use super::policy::policy_for;
 use super::retry_after::retry_after;
 use super::Shared;
 use crate::BufferedBody;
@@ -91,9 +90,8 @@ impl<S, B: BufferedBody> Again<S, B> {
     fn delay<T, E: fmt::Display>(&mut self, result: &Result<Response<T>, E>) -> Option<Duration> {
         self.attempts += 1;
         let attempt = self.attempts;
-        let meta = self.copy.meta();
-        let policy = policy_for(&self.shared.default, meta)?;
-        let endpoint = meta.map(EndpointMeta::path);
+        let policy = self.copy.policy();
+        let endpoint = self.copy.meta().map(EndpointMeta::path);
         if attempt == 1 {
             // Every call that may be retried pays into the budget once, whatever its
             // outcome.

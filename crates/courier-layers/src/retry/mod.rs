@@ -3,6 +3,11 @@
 //!
 //! # Which policy
 //!
+//! The layer asks its [`RetryFor`] which requests may be sent again, and by which policy, once
+//! per call. The default, [`FromMeta`], keeps the rules of this section and the next; a
+//! closure `Fn(&Request<B>) -> bool` decides instead with [`RetryLayer::retry_for`]: the
+//! requests it names are retried by the layer's policy, whatever their method.
+//!
 //! A request's [`EndpointMeta`](courier_core::EndpointMeta) picks the policy through its
 //! [`get_retry`](courier_core::EndpointMeta::get_retry): [`RetrySetting::Off`] never retries,
 //! [`RetrySetting::Policy`] uses the endpoint's own [`RetryPolicy`], and [`RetrySetting::Inherit`], like a
@@ -77,7 +82,7 @@
 //! second service at all. Like tower's, it needs a `Clone` inner service, and it waits for the
 //! inner service to be ready before each retry.
 //!
-//! # Example
+//! # Example: a transport that fails once
 //!
 //! ```
 //! use courier::layers::retry::RetryLayer;
@@ -116,6 +121,49 @@
 //! # Ok(())
 //! # }
 //! ```
+//!
+//! # Example: on a bare hyper-util client
+//!
+//! No courier definition: a closure lets the layer retry `POST /jobs` too (an upstream that
+//! deduplicates by the `idempotency-key` header), with the layer's policy.
+//!
+//! ```
+//! use courier::layers::retry::RetryLayer;
+//! use courier::RetryPolicy;
+//! use http::Request;
+//! use hyper_util::client::legacy::Client;
+//! use hyper_util::rt::TokioExecutor;
+//! # use std::sync::atomic::{AtomicUsize, Ordering};
+//! # use std::sync::Arc;
+//! use tower::{ServiceBuilder, ServiceExt};
+//!
+//! # #[tokio::main(flavor = "current_thread")]
+//! # async fn main() -> Result<(), courier::BoxError> {
+//! # let calls = Arc::new(AtomicUsize::new(0));
+//! # let counted = Arc::clone(&calls);
+//! # let app = axum::Router::new().route("/jobs", axum::routing::post(move || async move {
+//! #     // Unavailable once, then accepted.
+//! #     let status = if counted.fetch_add(1, Ordering::SeqCst) == 0 { 503 } else { 202 };
+//! #     http::StatusCode::from_u16(status).unwrap()
+//! # }));
+//! # let addr = courier_test_support::serve(app).await;
+//! let client = Client::builder(TokioExecutor::new()).build_http::<String>();
+//! let backoff = courier::Backoff { initial_ms: 10, max_ms: 100, ..Default::default() };
+//! let policy = RetryPolicy::default().backoff(backoff);
+//! let service = ServiceBuilder::new()
+//!     .layer(RetryLayer::new(policy).retry_for(|request: &Request<String>| {
+//!         request.headers().contains_key("idempotency-key")
+//!     }))
+//!     .service(client);
+//!
+//! let job = Request::post(format!("http://{addr}/jobs"))
+//!     .header("idempotency-key", "job-41")
+//!     .body("{}".to_owned())?;
+//! assert_eq!(service.oneshot(job).await?.status(), 202);
+//! # assert_eq!(calls.load(Ordering::SeqCst), 2);
+//! # Ok(())
+//! # }
+//! ```
 
 mod copy;
 pub mod future;
@@ -124,9 +172,11 @@ mod retry_after;
 #[cfg(test)]
 mod tests;
 
+pub use self::policy::RetryFor;
+
 use self::copy::Copy;
 use self::future::ResponseFuture;
-use crate::BufferedBody;
+use crate::{BufferedBody, FromMeta};
 use courier_core::RetryPolicy;
 use http::{Request, Response};
 use std::fmt;
@@ -140,9 +190,10 @@ use tower::{Layer, Service};
 ///
 /// See the [module docs](self).
 #[derive(Clone, Debug)]
-pub struct RetryLayer {
+pub struct RetryLayer<R = FromMeta> {
     default: Arc<RetryPolicy>,
     budget: Arc<TpsBudget>,
+    retry_for: R,
 }
 
 impl RetryLayer {
@@ -152,6 +203,19 @@ impl RetryLayer {
         Self {
             default: Arc::new(policy),
             budget: Arc::new(TpsBudget::default()),
+            retry_for: FromMeta,
+        }
+    }
+}
+
+impl<R> RetryLayer<R> {
+    /// Decides with `retry_for` which requests may be sent again, and by which policy, instead
+    /// of their [`EndpointMeta`](courier_core::EndpointMeta) and method.
+    pub fn retry_for<Q>(self, retry_for: Q) -> RetryLayer<Q> {
+        RetryLayer {
+            default: self.default,
+            budget: self.budget,
+            retry_for,
         }
     }
 
@@ -186,8 +250,8 @@ impl Default for RetryLayer {
     }
 }
 
-impl<S> Layer<S> for RetryLayer {
-    type Service = Retry<S>;
+impl<S, R: Clone> Layer<S> for RetryLayer<R> {
+    type Service = Retry<S, R>;
 
     fn layer(&self, inner: S) -> Self::Service {
         Retry {
@@ -196,6 +260,7 @@ impl<S> Layer<S> for RetryLayer {
                 default: self.default.clone(),
                 budget: self.budget.clone(),
             }),
+            retry_for: self.retry_for.clone(),
         }
     }
 }
@@ -211,9 +276,10 @@ pub(crate) struct Shared {
 ///
 /// See the [module docs](self).
 #[derive(Clone, Debug)]
-pub struct Retry<S> {
+pub struct Retry<S, R = FromMeta> {
     inner: S,
     shared: Arc<Shared>,
+    retry_for: R,
 }
 
 impl<S> Retry<S> {
@@ -227,7 +293,9 @@ impl<S> Retry<S> {
     pub fn layer(policy: RetryPolicy) -> RetryLayer {
         RetryLayer::new(policy)
     }
+}
 
+impl<S, R> Retry<S, R> {
     /// The inner service.
     pub fn get_ref(&self) -> &S {
         &self.inner
@@ -244,8 +312,9 @@ impl<S> Retry<S> {
     }
 }
 
-impl<S, ReqBody, ResBody> Service<Request<ReqBody>> for Retry<S>
+impl<S, R, ReqBody, ResBody> Service<Request<ReqBody>> for Retry<S, R>
 where
+    R: RetryFor<ReqBody>,
     S: Service<Request<ReqBody>, Response = Response<ResBody>> + Clone,
     S::Error: fmt::Display,
     ReqBody: BufferedBody,
@@ -261,7 +330,10 @@ where
     fn call(&mut self, request: Request<ReqBody>) -> Self::Future {
         // The copy is taken before the first attempt consumes the request; the clone of the
         // inner service makes the later attempts, readied before each.
-        let again = Copy::of_retryable(&request, &self.shared.default)
+        let again = self
+            .retry_for
+            .retry_for(&request, &self.shared.default)
+            .and_then(|policy| Copy::of_retryable(&request, policy))
             .map(|copy| future::Again::new(copy, self.inner.clone(), self.shared.clone()));
         ResponseFuture::new(self.inner.call(request), again)
     }

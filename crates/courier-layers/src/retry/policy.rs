@@ -1,18 +1,56 @@
-//! The rules behind [`Retry`](super::Retry): which policy, which requests, how long to wait.
+//! The rules behind [`Retry`](super::Retry): which requests, by which policy.
 
+use crate::FromMeta;
 use courier_core::{EndpointMeta, Kind, RetryPolicy, RetrySetting};
-use http::Method;
+use http::{Method, Request};
+use std::sync::Arc;
 
-/// The policy for a request: none when its endpoint turned retries off, the endpoint's own,
-/// else the layer's.
-pub(super) fn policy_for<'a>(
-    default: &'a RetryPolicy,
-    meta: Option<&'a EndpointMeta>,
-) -> Option<&'a RetryPolicy> {
-    match meta.map(EndpointMeta::get_retry) {
-        Some(RetrySetting::Off) => None,
-        Some(RetrySetting::Policy(policy)) => Some(policy),
-        Some(RetrySetting::Inherit) | None => Some(default),
+/// Which requests [`Retry`](super::Retry) may send again, and by which policy.
+///
+/// Asked once, when the call is made; the answer holds for all its attempts. Implemented by
+/// [`FromMeta`] (the rules of the [module docs](super): the request's
+/// [`EndpointMeta::get_retry`], and only reads, idempotent methods, or writes the policy allows)
+/// and by any `Fn(&Request<B>) -> bool`, which says whether a request may be sent again, by the
+/// layer's policy, whatever its method. Implement it on a type of your own to give requests
+/// policies of their own.
+pub trait RetryFor<B> {
+    /// The policy `request` is retried by (`default` is the layer's), or `None` when it must
+    /// be sent once.
+    fn retry_for(
+        &self,
+        request: &Request<B>,
+        default: &Arc<RetryPolicy>,
+    ) -> Option<Arc<RetryPolicy>>;
+}
+
+impl<B> RetryFor<B> for FromMeta {
+    fn retry_for(
+        &self,
+        request: &Request<B>,
+        default: &Arc<RetryPolicy>,
+    ) -> Option<Arc<RetryPolicy>> {
+        let meta = request.extensions().get::<EndpointMeta>();
+        let policy = match meta.map(EndpointMeta::get_retry) {
+            Some(RetrySetting::Off) => return None,
+            // An endpoint's own policy is copied for the call: rare, and only for calls that
+            // may be retried.
+            Some(RetrySetting::Policy(policy)) => Arc::new(policy.clone()),
+            Some(RetrySetting::Inherit) | None => Arc::clone(default),
+        };
+        may_retry(request.method(), meta, &policy).then_some(policy)
+    }
+}
+
+impl<B, F> RetryFor<B> for F
+where
+    F: Fn(&Request<B>) -> bool,
+{
+    fn retry_for(
+        &self,
+        request: &Request<B>,
+        default: &Arc<RetryPolicy>,
+    ) -> Option<Arc<RetryPolicy>> {
+        self(request).then(|| Arc::clone(default))
     }
 }
 

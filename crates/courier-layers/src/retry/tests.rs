@@ -633,3 +633,31 @@ async fn a_call_that_cannot_be_retried_keeps_no_copy() {
     assert_eq!(future.await.unwrap().status(), 503);
     assert_eq!(upstream.calls(), 1);
 }
+
+#[tokio::test(start_paused = true)]
+async fn a_closure_decides_which_requests_are_retried_instead_of_the_meta() {
+    let upstream = Upstream::always(503);
+    let policy = RetryPolicy::default().backoff(no_jitter());
+    let layer = RetryLayer::new(policy)
+        .retry_for(|request: &Request<Body>| request.headers().contains_key("idempotency-key"));
+
+    // A write the meta would never retry: the closure names it, so it is retried.
+    let mut write = request(
+        Method::POST,
+        Some(EndpointMeta::new("jobs.create", Kind::Mutation)),
+    );
+    write
+        .headers_mut()
+        .insert("idempotency-key", http::HeaderValue::from_static("job-41"));
+    let response = layer.layer(upstream.clone()).oneshot(write).await.unwrap();
+    assert_eq!(response.status(), 503);
+    assert_eq!(upstream.calls(), 3);
+
+    // A read whose meta inherits the policy: the closure does not name it, so it is sent once.
+    let read = request(
+        Method::GET,
+        Some(EndpointMeta::new("users.get", Kind::Query)),
+    );
+    layer.layer(upstream.clone()).oneshot(read).await.unwrap();
+    assert_eq!(upstream.calls(), 4);
+}

@@ -24,6 +24,10 @@
 //!   answer, and a caller inspecting it should see all of it. A caller that copies upstream
 //!   headers to its own response should leave `set-cookie` out, or the browser gets it twice.
 //!
+//! The mode of each call the layer asks of its [`SessionFor`]. The default, [`FromMeta`], reads
+//! the request's [`EndpointMeta::get_session`] (on, for a request without one); a closure
+//! `Fn(&Request<B>) -> SessionMode` decides instead with [`SessionLayer::session_for`].
+//!
 //! Sessions in this layer are per call and per served request: nothing is stored between calls,
 //! so two users' concurrent calls can never see each other's cookies.
 //!
@@ -89,7 +93,7 @@
 //! call. tower-http's `ValidateRequestHeader` refuses by answering with a response; this layer
 //! refuses with an error before the request leaves, since it runs in a client stack.
 //!
-//! # Example
+//! # Example: a courier endpoint's calls
 //!
 //! ```
 //! use courier::context::ServedRequest;
@@ -139,6 +143,60 @@
 //! # Ok(())
 //! # }
 //! ```
+//!
+//! # Example: on a bare hyper-util client
+//!
+//! No courier definition: the served request's session cookie goes upstream on every call but
+//! those a closure marks [`SessionMode::Off`] (a public service that must not see it).
+//!
+//! ```
+//! use courier::context::ServedRequest;
+//! use courier::layers::session::SessionLayer;
+//! use courier::{SessionMode, SessionOptions};
+//! use http::Request;
+//! use http_body_util::BodyExt;
+//! use hyper_util::client::legacy::Client;
+//! use hyper_util::rt::TokioExecutor;
+//! use tower::{ServiceBuilder, ServiceExt};
+//!
+//! # #[tokio::main(flavor = "current_thread")]
+//! # async fn main() -> Result<(), courier::BoxError> {
+//! # let echo = |headers: http::HeaderMap| async move {
+//! #     headers.get("cookie").map(|v| v.to_str().unwrap().to_owned()).unwrap_or_default()
+//! # };
+//! # let app = axum::Router::new()
+//! #     .route("/me", axum::routing::get(echo))
+//! #     .route("/public/news", axum::routing::get(echo));
+//! # let addr = courier_test_support::serve(app).await;
+//! let client = Client::builder(TokioExecutor::new()).build_http::<String>();
+//! let session = SessionLayer::new(SessionOptions::new().cookies(["sid"])).session_for(
+//!     |request: &Request<String>| match request.uri().path().starts_with("/public/") {
+//!         true => SessionMode::Off,
+//!         false => SessionMode::On,
+//!     },
+//! );
+//! let service = ServiceBuilder::new().layer(session).service(client);
+//!
+//! // The request being served, as `ContextLayer` puts it in scope.
+//! let (served, ()) = Request::get("/dashboard")
+//!     .header("cookie", "sid=s1; theme=dark")
+//!     .body(())?
+//!     .into_parts();
+//! let served = ServedRequest::new(served, None);
+//!
+//! let echoed = |path: &str| {
+//!     let request = Request::get(format!("http://{addr}{path}")).body(String::new());
+//!     let (service, served) = (service.clone(), served.clone());
+//!     async move {
+//!         let response = served.scope(service.oneshot(request?)).await?;
+//!         Ok::<_, courier::BoxError>(response.into_body().collect().await?.to_bytes())
+//!     }
+//! };
+//! assert_eq!(echoed("/me").await?, "sid=s1");
+//! assert_eq!(echoed("/public/news").await?, "");
+//! # Ok(())
+//! # }
+//! ```
 
 use courier_core::context::ServedRequest;
 use courier_core::{BoxError, EndpointMeta, Kind, SessionMode, SessionOptions};
@@ -149,6 +207,7 @@ use tower::{Layer, Service};
 
 use self::config::Config;
 use self::error::{SessionRefused, Subject};
+use crate::FromMeta;
 
 mod config;
 mod cookies;
@@ -161,8 +220,37 @@ mod tests;
 
 /// Carries the served user's session on outgoing calls; see the [module docs](self).
 #[derive(Clone, Debug)]
-pub struct SessionLayer {
+pub struct SessionLayer<M = FromMeta> {
     config: Arc<Config>,
+    session_for: M,
+}
+
+/// The [`SessionMode`] of each call [`Session`] sees: on (checked writes), unguarded (no
+/// checks), or off (the session is not carried).
+///
+/// Implemented by [`FromMeta`] (the request's [`EndpointMeta::get_session`]; on, without one)
+/// and by any `Fn(&Request<B>) -> SessionMode`.
+pub trait SessionFor<B> {
+    /// The mode of the call `request` makes.
+    fn session_for(&self, request: &Request<B>) -> SessionMode;
+}
+
+impl<B> SessionFor<B> for FromMeta {
+    fn session_for(&self, request: &Request<B>) -> SessionMode {
+        request
+            .extensions()
+            .get::<EndpointMeta>()
+            .map_or(SessionMode::On, EndpointMeta::get_session)
+    }
+}
+
+impl<B, F> SessionFor<B> for F
+where
+    F: Fn(&Request<B>) -> SessionMode,
+{
+    fn session_for(&self, request: &Request<B>) -> SessionMode {
+        self(request)
+    }
 }
 
 impl SessionLayer {
@@ -170,26 +258,40 @@ impl SessionLayer {
     pub fn new(options: SessionOptions) -> Self {
         Self {
             config: Arc::new(Config::new(options)),
+            session_for: FromMeta,
         }
     }
 }
 
-impl<S> Layer<S> for SessionLayer {
-    type Service = Session<S>;
+impl<M> SessionLayer<M> {
+    /// Decides each call's [`SessionMode`] with `session_for`, instead of its
+    /// [`EndpointMeta`].
+    pub fn session_for<N>(self, session_for: N) -> SessionLayer<N> {
+        SessionLayer {
+            config: self.config,
+            session_for,
+        }
+    }
+}
+
+impl<S, M: Clone> Layer<S> for SessionLayer<M> {
+    type Service = Session<S, M>;
 
     fn layer(&self, inner: S) -> Self::Service {
         Session {
             inner,
             config: Arc::clone(&self.config),
+            session_for: self.session_for.clone(),
         }
     }
 }
 
 /// The service [`SessionLayer`] makes.
 #[derive(Clone, Debug)]
-pub struct Session<S> {
+pub struct Session<S, M = FromMeta> {
     inner: S,
     config: Arc<Config>,
+    session_for: M,
 }
 
 impl<S> Session<S> {
@@ -202,7 +304,9 @@ impl<S> Session<S> {
     pub fn layer(options: SessionOptions) -> SessionLayer {
         SessionLayer::new(options)
     }
+}
 
+impl<S, M> Session<S, M> {
     /// The inner service.
     pub fn get_ref(&self) -> &S {
         &self.inner
@@ -219,8 +323,9 @@ impl<S> Session<S> {
     }
 }
 
-impl<S, ReqBody, ResBody> Service<Request<ReqBody>> for Session<S>
+impl<S, M, ReqBody, ResBody> Service<Request<ReqBody>> for Session<S, M>
 where
+    M: SessionFor<ReqBody>,
     S: Service<Request<ReqBody>, Response = Response<ResBody>>,
     S::Error: Into<BoxError>,
 {
@@ -233,10 +338,7 @@ where
     }
 
     fn call(&mut self, mut request: Request<ReqBody>) -> Self::Future {
-        let mode = request
-            .extensions()
-            .get::<EndpointMeta>()
-            .map_or(SessionMode::On, EndpointMeta::get_session);
+        let mode = self.session_for.session_for(&request);
         let read = Kind::of_request(&request) == Kind::Query;
         let served = match ServedRequest::for_request(&request) {
             Some(served) if mode != SessionMode::Off => served,
@@ -258,7 +360,7 @@ where
     }
 }
 
-impl SessionLayer {
+impl<M> SessionLayer<M> {
     /// Checks the handshake of a WebSocket that will carry the session, as the proxy does
     /// before it opens a channel for a browser: the served request's `Origin` must be its own or
     /// trusted (or, without `Origin`, `Sec-Fetch-Site` must be `same-origin` or `none`), and

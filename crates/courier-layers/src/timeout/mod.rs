@@ -1,11 +1,14 @@
 //! [`TimeoutLayer`]: bounds each attempt of a call.
 //!
-//! The bound for a request is its [`EndpointMeta`]'s
+//! The bound for a request is what the layer's [`TimeoutFor`] says for it, else the layer's own
+//! default. A request with neither is passed through untouched: no timer is created for it at
+//! all. When the bound runs out first, the call fails with an [`Elapsed`](error::Elapsed) error,
+//! boxed as a [`BoxError`].
+//!
+//! The default [`TimeoutFor`] is [`FromMeta`]: the request's [`EndpointMeta`]'s
 //! [`get_timeout`](EndpointMeta::get_timeout) (already resolved: the call's, else the
-//! endpoint's, else the source's) when it has one, else the layer's own default. A request with
-//! neither is passed through untouched: no timer is created for it at all. When the bound runs
-//! out first, the call fails with an [`Elapsed`](error::Elapsed) error, boxed as a
-//! [`BoxError`].
+//! endpoint's, else the source's). A closure `Fn(&Request<B>) -> Option<Duration>` decides
+//! instead with [`TimeoutLayer::timeout_for`].
 //!
 //! # What the bound covers
 //!
@@ -23,7 +26,7 @@
 //! Its error, [`Elapsed`](error::Elapsed), says how long the bound was. It sits inside the retry
 //! layer, so it bounds each attempt rather than the whole call.
 //!
-//! # Example
+//! # Example: a courier endpoint's bound
 //!
 //! ```
 //! use courier::layers::timeout::{error::Elapsed, TimeoutLayer};
@@ -56,25 +59,93 @@
 //! # }
 //! ```
 
+//! # Example: on a bare hyper-util client
+//!
+//! No courier definition: the layer's default bounds every request, and a closure gives one
+//! path a shorter bound.
+//!
+//! ```
+//! use courier::layers::timeout::{error::Elapsed, TimeoutLayer};
+//! use http::Request;
+//! use hyper_util::client::legacy::Client;
+//! use hyper_util::rt::TokioExecutor;
+//! use std::time::Duration;
+//! use tower::{ServiceBuilder, ServiceExt};
+//!
+//! # #[tokio::main(flavor = "current_thread")]
+//! # async fn main() -> Result<(), courier::BoxError> {
+//! # let app = axum::Router::new()
+//! #     .route("/fast", axum::routing::get(|| async { "fast" }))
+//! #     .route("/slow", axum::routing::get(|| async {
+//! #         tokio::time::sleep(Duration::from_secs(5)).await;
+//! #         "slow"
+//! #     }));
+//! # let addr = courier_test_support::serve(app).await;
+//! let client = Client::builder(TokioExecutor::new()).build_http::<String>();
+//! let service = ServiceBuilder::new()
+//!     .layer(TimeoutLayer::new(Duration::from_secs(10)).timeout_for(|request: &Request<String>| {
+//!         (request.uri().path() == "/slow").then_some(Duration::from_millis(100))
+//!     }))
+//!     .service(client);
+//!
+//! let fast = Request::get(format!("http://{addr}/fast")).body(String::new())?;
+//! assert_eq!(service.clone().oneshot(fast).await?.status(), 200);
+//!
+//! let slow = Request::get(format!("http://{addr}/slow")).body(String::new())?;
+//! let error = service.oneshot(slow).await.unwrap_err();
+//! assert_eq!(error.downcast_ref::<Elapsed>().map(Elapsed::after), Some(Duration::from_millis(100)));
+//! # Ok(())
+//! # }
+//! ```
+
 pub mod error;
 pub mod future;
 #[cfg(test)]
 mod tests;
 
 use self::future::ResponseFuture;
+use crate::FromMeta;
 use courier_core::{BoxError, EndpointMeta};
 use http::Request;
 use std::task::{Context, Poll};
 use std::time::Duration;
 use tower::{Layer, Service};
 
-/// Applies [`Timeout`] to a service: bounds each request by its [`EndpointMeta`]'s timeout, else
-/// by the layer's default.
+/// How [`Timeout`] finds a request's own bound; `None` leaves it to the layer's default.
+///
+/// Implemented by [`FromMeta`] (the request's [`EndpointMeta::get_timeout`]) and by any
+/// `Fn(&Request<B>) -> Option<Duration>`.
+pub trait TimeoutFor<B> {
+    /// The bound for `request`, or `None` for the layer's default.
+    fn timeout_for(&self, request: &Request<B>) -> Option<Duration>;
+}
+
+impl<B> TimeoutFor<B> for FromMeta {
+    fn timeout_for(&self, request: &Request<B>) -> Option<Duration> {
+        request
+            .extensions()
+            .get::<EndpointMeta>()
+            .and_then(EndpointMeta::get_timeout)
+    }
+}
+
+impl<B, F> TimeoutFor<B> for F
+where
+    F: Fn(&Request<B>) -> Option<Duration>,
+{
+    fn timeout_for(&self, request: &Request<B>) -> Option<Duration> {
+        self(request)
+    }
+}
+
+/// Applies [`Timeout`] to a service: bounds each request by its own timeout (its
+/// [`EndpointMeta`]'s by default), else by the layer's default.
 ///
 /// See the [module docs](self).
-#[derive(Clone, Copy, Debug, Default)]
-pub struct TimeoutLayer {
+#[derive(Clone, Copy, Debug)]
+pub struct TimeoutLayer<T = FromMeta> {
     default: Option<Duration>,
+    timeout_for: T,
 }
 
 impl TimeoutLayer {
@@ -82,35 +153,59 @@ impl TimeoutLayer {
     pub const fn new(default: Duration) -> Self {
         Self {
             default: Some(default),
+            timeout_for: FromMeta,
         }
     }
 
     /// Bounds a request by its [`EndpointMeta`]'s timeout only; a request without one is passed
     /// through untouched, with no timer. The same as [`TimeoutLayer::default`].
     pub const fn from_meta() -> Self {
-        Self { default: None }
+        Self {
+            default: None,
+            timeout_for: FromMeta,
+        }
     }
 }
 
-impl<S> Layer<S> for TimeoutLayer {
-    type Service = Timeout<S>;
+impl Default for TimeoutLayer {
+    fn default() -> Self {
+        Self::from_meta()
+    }
+}
+
+impl<T> TimeoutLayer<T> {
+    /// Finds each request's own bound with `timeout_for` instead of its [`EndpointMeta`]; the
+    /// layer's default still bounds a request for which it says `None`.
+    pub fn timeout_for<U>(self, timeout_for: U) -> TimeoutLayer<U> {
+        TimeoutLayer {
+            default: self.default,
+            timeout_for,
+        }
+    }
+}
+
+impl<S, T: Clone> Layer<S> for TimeoutLayer<T> {
+    type Service = Timeout<S, T>;
 
     fn layer(&self, inner: S) -> Self::Service {
         Timeout {
             inner,
             default: self.default,
+            timeout_for: self.timeout_for.clone(),
         }
     }
 }
 
-/// Bounds each request to the inner service by its [`EndpointMeta`]'s timeout, else by a
-/// default; fails with [`Elapsed`](error::Elapsed) when the bound runs out first.
+/// Bounds each request to the inner service by its own timeout (its [`EndpointMeta`]'s by
+/// default), else by a default; fails with [`Elapsed`](error::Elapsed) when the bound runs out
+/// first.
 ///
 /// See the [module docs](self).
 #[derive(Clone, Copy, Debug)]
-pub struct Timeout<S> {
+pub struct Timeout<S, T = FromMeta> {
     inner: S,
     default: Option<Duration>,
+    timeout_for: T,
 }
 
 impl<S> Timeout<S> {
@@ -119,6 +214,7 @@ impl<S> Timeout<S> {
         Self {
             inner,
             default: Some(default),
+            timeout_for: FromMeta,
         }
     }
 
@@ -127,6 +223,7 @@ impl<S> Timeout<S> {
         Self {
             inner,
             default: None,
+            timeout_for: FromMeta,
         }
     }
 
@@ -134,7 +231,9 @@ impl<S> Timeout<S> {
     pub const fn layer(default: Duration) -> TimeoutLayer {
         TimeoutLayer::new(default)
     }
+}
 
+impl<S, T> Timeout<S, T> {
     /// The inner service.
     pub fn get_ref(&self) -> &S {
         &self.inner
@@ -151,10 +250,11 @@ impl<S> Timeout<S> {
     }
 }
 
-impl<S, B> Service<Request<B>> for Timeout<S>
+impl<S, T, B> Service<Request<B>> for Timeout<S, T>
 where
     S: Service<Request<B>>,
     S::Error: Into<BoxError>,
+    T: TimeoutFor<B>,
 {
     type Response = S::Response;
     type Error = BoxError;
@@ -167,11 +267,7 @@ where
     }
 
     fn call(&mut self, request: Request<B>) -> Self::Future {
-        let bound = request
-            .extensions()
-            .get::<EndpointMeta>()
-            .and_then(EndpointMeta::get_timeout)
-            .or(self.default);
+        let bound = self.timeout_for.timeout_for(&request).or(self.default);
         ResponseFuture::new(self.inner.call(request), bound)
     }
 }

@@ -132,3 +132,25 @@ fn elapsed_says_how_long_the_bound_was() {
     );
     assert!(std::error::Error::source(&Elapsed::new(Duration::ZERO)).is_none());
 }
+
+#[tokio::test(start_paused = true)]
+async fn a_closure_decides_the_bound_instead_of_the_meta() {
+    let layer =
+        TimeoutLayer::new(Duration::from_secs(10)).timeout_for(|request: &Request<Body>| {
+            (request.uri().path() == "/users/7").then_some(Duration::from_millis(50))
+        });
+    let service = layer.layer(answers_after(Duration::from_secs(60)));
+    // The meta's 100 ms is not read: the closure's 50 ms bounds the call.
+    let meta = EndpointMeta::new("users.get", Kind::Query).timeout(Duration::from_millis(100));
+    let start = Instant::now();
+    let elapsed = elapsed_of(service.clone().oneshot(request(Some(meta))).await);
+    assert_eq!(elapsed.after(), Duration::from_millis(50));
+    assert_eq!(start.elapsed(), Duration::from_millis(50));
+
+    // Where the closure says nothing, the layer's default bounds the call.
+    let other = Request::get("http://127.0.0.1:1/other")
+        .body(Body::empty())
+        .unwrap();
+    let elapsed = elapsed_of(service.oneshot(other).await);
+    assert_eq!(elapsed.after(), Duration::from_secs(10));
+}

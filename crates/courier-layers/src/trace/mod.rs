@@ -50,6 +50,39 @@
 //! # }
 //! ```
 //!
+//! # Example: on a bare hyper-util client
+//!
+//! Without an [`EndpointMeta`], the span has no `endpoint` field and the query is logged. A span
+//! of another shape is tower-http's business: `TraceLayer::make_span_with` takes any closure
+//! over the request.
+//!
+//! ```
+//! use courier::layers::trace::trace_layer;
+//! use http::Request;
+//! use hyper_util::client::legacy::Client;
+//! use hyper_util::rt::TokioExecutor;
+//! use tower::{ServiceBuilder, ServiceExt};
+//!
+//! # #[tokio::main(flavor = "current_thread")]
+//! # async fn main() -> Result<(), courier::BoxError> {
+//! # let app = axum::Router::new().route("/users", axum::routing::get(|| async { "[]" }));
+//! # let addr = courier_test_support::serve(app).await;
+//! let logs = courier_test_support::Captured::default();
+//! let subscriber = tracing_subscriber::fmt().with_writer(logs.clone()).with_ansi(false).finish();
+//! let _logging = tracing::subscriber::set_default(subscriber);
+//!
+//! let client = Client::builder(TokioExecutor::new()).build_http::<String>();
+//! let service = ServiceBuilder::new().layer(trace_layer()).service(client);
+//! let request = Request::get(format!("http://{addr}/users?page=2")).body(String::new())?;
+//! assert_eq!(service.oneshot(request).await?.status(), 200);
+//!
+//! let logged = logs.text();
+//! assert!(logged.contains(&format!("courier.call{{method=GET uri=http://{addr}/users?page=2}}")));
+//! assert!(logged.contains("finished processing request"));
+//! # Ok(())
+//! # }
+//! ```
+//!
 //! `TraceLayer` wraps the response body to see it end, so the service it makes answers a
 //! `Response<ResponseBody<..>>`; a stack that needs `Response<courier_core::Body>` back, as a
 //! source's middleware does, takes [`log_middleware`] instead.
