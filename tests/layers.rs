@@ -13,24 +13,20 @@ use courier::{
     ApiBuilder, ApiDef, Body, CallOptions, Caller, ErrorCode, HttpEndpoint, HttpService,
     Middleware, NetworkErrorKind, SessionOptions,
 };
+use courier_test_support::{Recorder, PATIENCE};
 use futures_util::future::join_all;
 use http::header::AUTHORIZATION;
 use http::HeaderValue;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
-use std::collections::HashMap;
 use std::convert::Infallible;
 use std::future::IntoFuture;
 use std::net::SocketAddr;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tokio::sync::watch;
 use tower::util::{MapFutureLayer, MapRequestLayer};
 use tower::Service;
-
-/// How long a test waits for something that should happen at once; only a failure waits this
-/// long.
-const PATIENCE: Duration = Duration::from_secs(10);
 
 // ---- the API -----------------------------------------------------------------------------------
 
@@ -150,98 +146,7 @@ fn api(address: SocketAddr, source: impl FnOnce(ApiBuilder) -> ApiBuilder) -> co
 // ---- the backend -------------------------------------------------------------------------------
 
 /// What a backend received, and the gate its held routes wait on.
-#[derive(Clone)]
-struct Backend(Arc<Recorder>);
-
-struct Recorder {
-    /// Method, path and headers of every request, in arrival order.
-    seen: Mutex<Vec<(Method, String, HeaderMap)>>,
-    arrivals: watch::Sender<usize>,
-    open: watch::Sender<bool>,
-    /// Set when the handler of `search?q=slow` is dropped unanswered.
-    abandoned: watch::Sender<bool>,
-    /// Calls per path, for the routes that answer differently each time.
-    attempts: Mutex<HashMap<String, usize>>,
-}
-
-/// Sets `abandoned` when the handler holding it is dropped.
-struct AbandonGuard(Backend);
-
-impl Drop for AbandonGuard {
-    fn drop(&mut self) {
-        self.0 .0.abandoned.send_replace(true);
-    }
-}
-
-impl Backend {
-    fn new() -> Self {
-        Self(Arc::new(Recorder {
-            seen: Mutex::new(Vec::new()),
-            arrivals: watch::Sender::new(0),
-            open: watch::Sender::new(false),
-            abandoned: watch::Sender::new(false),
-            attempts: Mutex::new(HashMap::new()),
-        }))
-    }
-
-    /// Records `request`; returns how many requests of its path came before it.
-    fn record(&self, request: &Request) -> usize {
-        let path = request.uri().path().to_owned();
-        self.0.seen.lock().unwrap().push((
-            request.method().clone(),
-            path.clone(),
-            request.headers().clone(),
-        ));
-        self.0.arrivals.send_modify(|n| *n += 1);
-        let mut attempts = self.0.attempts.lock().unwrap();
-        let count = attempts.entry(path).or_default();
-        *count += 1;
-        *count - 1
-    }
-
-    /// Requests received for `path`.
-    fn hits(&self, path: &str) -> usize {
-        self.seen().iter().filter(|(_, p, _)| p == path).count()
-    }
-
-    fn seen(&self) -> Vec<(Method, String, HeaderMap)> {
-        self.0.seen.lock().unwrap().clone()
-    }
-
-    /// Waits until `n` requests have arrived in all.
-    async fn arrived(&self, n: usize) {
-        let mut arrivals = self.0.arrivals.subscribe();
-        tokio::time::timeout(PATIENCE, arrivals.wait_for(|&seen| seen >= n))
-            .await
-            .unwrap_or_else(|_| panic!("{n} requests should reach the backend at once"))
-            .unwrap();
-    }
-
-    /// Lets the held routes answer.
-    fn open(&self) {
-        self.0.open.send_replace(true);
-    }
-
-    /// Opens the gate once `n` requests are in: proof that they were all in flight together.
-    async fn open_after(&self, n: usize) {
-        self.arrived(n).await;
-        self.open();
-    }
-
-    async fn wait_open(&self) {
-        let mut open = self.0.open.subscribe();
-        // Bounded, so a failing test ends rather than hangs; the tests open long before.
-        let _ = tokio::time::timeout(PATIENCE, open.wait_for(|&open| open)).await;
-    }
-
-    async fn wait_abandoned(&self) {
-        let mut abandoned = self.0.abandoned.subscribe();
-        tokio::time::timeout(PATIENCE, abandoned.wait_for(|&gone| gone))
-            .await
-            .expect("the backend should see the cancelled request abandoned")
-            .unwrap();
-    }
-}
+type Backend = Recorder;
 
 fn header(headers: &HeaderMap, name: &str) -> Value {
     headers
@@ -284,7 +189,7 @@ async fn serve(backend: Backend) -> SocketAddr {
         backend.record(&request);
         let query = request.uri().query().unwrap_or_default().to_owned();
         if query == "q=slow" {
-            let _guard = AbandonGuard(backend.clone());
+            let _guard = backend.abandon_guard();
             std::future::pending::<()>().await;
         }
         Json(vec![User {
@@ -349,7 +254,7 @@ async fn serve(backend: Backend) -> SocketAddr {
 
 /// A backend and its address.
 async fn start() -> (Backend, SocketAddr) {
-    let backend = Backend::new();
+    let backend = Recorder::new();
     let address = serve(backend.clone()).await;
     (backend, address)
 }
@@ -653,7 +558,7 @@ async fn a_post_is_not_retried_by_default() {
     let err = caller.status().report().await.unwrap_err();
     assert_eq!(err.status_code(), 503);
     assert_eq!(backend.hits("/flaky"), 1);
-    assert_eq!(backend.seen()[0].0, Method::POST);
+    assert_eq!(backend.seen()[0].method, Method::POST);
 }
 
 #[tokio::test]

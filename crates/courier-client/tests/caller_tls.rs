@@ -6,7 +6,7 @@ mod transport_support;
 use courier_client::{Client, NetworkErrorKind, Transport};
 use courier_core::{ApiDef, Dispatcher, GroupDef, HttpEndpoint, ResponseType};
 use serde_json::json;
-use transport_support::{start_tls, Pki, TlsOptions};
+use transport_support::{client_identity, start_tls, Pki, TlsOptions};
 
 fn api(base: &str, group: GroupDef) -> ApiDef {
     ApiDef::builder()
@@ -69,7 +69,7 @@ async fn mutual_tls_through_a_dispatchers_identity() {
     let err = without.call("g.hello", json!({})).await.unwrap_err();
     assert!(err.is_network(), "{err:?}");
 
-    let with = GroupDef::new().dispatcher(trusted.identity(pki.client.clone()));
+    let with = GroupDef::new().dispatcher(trusted.identity(client_identity(&pki)));
     let client = Client::new(api(&server.url("https", ""), with)).unwrap();
     let res = client.call("g.hello", json!({})).await.unwrap();
     assert_eq!(res.data, json!("hello over HTTP/1.1"));

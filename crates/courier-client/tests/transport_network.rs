@@ -9,7 +9,8 @@ use http::Response;
 use std::time::Duration;
 use tokio::net::{TcpListener, TcpSocket, TcpStream};
 use transport_support::{
-    closed_port, get, get_text, start_http, start_proxy, start_tls, Pki, TlsOptions,
+    client_identity, closed_port, get, get_text, start_http, start_proxy, start_tls, Pki,
+    TlsOptions,
 };
 
 #[tokio::test]
@@ -294,7 +295,7 @@ async fn the_cache_builds_once_per_dispatcher() {
     // A different dispatcher gets a transport (and a pool) of its own.
     let other = Dispatcher::new()
         .root_cert(pki.ca_pem.clone())
-        .identity(pki.client.clone());
+        .identity(client_identity(&pki));
     let second = cache
         .service(&TransportOptions {
             dispatcher: Some(other),

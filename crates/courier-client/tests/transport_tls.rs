@@ -6,7 +6,7 @@ mod transport_support;
 use courier_client::{classify, NetworkErrorKind, Transport, TransportError};
 use courier_core::ClientIdentity;
 use http::Version;
-use transport_support::{get, get_text, start_proxy, start_tls, Pki, TlsOptions};
+use transport_support::{client_identity, get, get_text, start_proxy, start_tls, Pki, TlsOptions};
 
 #[tokio::test]
 async fn https_get_succeeds_with_the_root_trusted() {
@@ -113,7 +113,7 @@ async fn mutual_tls_needs_the_identity() {
 
         let identified = Transport::new()
             .root_cert(pki.ca_pem.clone())
-            .identity(pki.client.clone())
+            .identity(client_identity(&pki))
             .build()
             .unwrap();
         let (response, _) = get_text(&identified, &url).await.unwrap();
@@ -170,7 +170,7 @@ fn bad_pem_is_a_typed_error() {
     let err = Transport::new()
         .identity(ClientIdentity {
             cert_pem: b"nothing".to_vec(),
-            key_pem: pki.client.key_pem.clone(),
+            key_pem: client_identity(&pki).key_pem,
         })
         .build()
         .unwrap_err();
@@ -181,7 +181,7 @@ fn bad_pem_is_a_typed_error() {
 
     let err = Transport::new()
         .identity(ClientIdentity {
-            cert_pem: pki.client.cert_pem.clone(),
+            cert_pem: client_identity(&pki).cert_pem,
             key_pem: b"nothing".to_vec(),
         })
         .build()
@@ -194,7 +194,7 @@ fn a_key_that_does_not_match_is_refused() {
     let pki = Pki::new();
     let err = Transport::new()
         .identity(ClientIdentity {
-            cert_pem: pki.client.cert_pem.clone(),
+            cert_pem: client_identity(&pki).cert_pem,
             key_pem: pki.server_key_pem.clone().into_bytes(),
         })
         .build()

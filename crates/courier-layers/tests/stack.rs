@@ -53,110 +53,19 @@ fn stack(session: SessionOptions, forward: ForwardOptions) -> HttpService {
 // ANCHOR_END: stack
 
 use axum::extract::{Request, State};
-use axum::http::{HeaderMap, StatusCode};
+use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use axum::Router;
 use courier_core::context::ServedRequest;
 use courier_core::{EndpointMeta, Kind};
 use courier_layers::cancel_previous::error::Cancelled;
-use courier_test_support::Captured;
+use courier_test_support::{Captured, Recorder, PATIENCE};
 use http_body_util::BodyExt;
 use std::net::SocketAddr;
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
-use tokio::sync::watch;
-
-/// How long a test waits for something that should happen at once; only a failure waits this
-/// long.
-const PATIENCE: Duration = Duration::from_secs(10);
 
 /// The upstream's view of the test: what it received, and when to answer held requests.
-#[derive(Clone)]
-struct Upstream(Arc<Recorder>);
-
-struct Recorder {
-    /// Path and query, and headers, of every request, in arrival order.
-    seen: Mutex<Vec<(String, HeaderMap)>>,
-    /// How many requests have arrived.
-    arrivals: watch::Sender<usize>,
-    /// Whether `/held/..` requests may be answered.
-    open: watch::Sender<bool>,
-    /// Set when the handler of `/search?q=slow` is dropped unanswered.
-    abandoned: watch::Sender<bool>,
-    /// Calls of `/flaky` and `/slow-once` so far.
-    attempts: AtomicUsize,
-}
-
-/// Sets `abandoned` when dropped before `answered()`.
-struct AbandonGuard(Upstream);
-
-impl Drop for AbandonGuard {
-    fn drop(&mut self) {
-        self.0 .0.abandoned.send_replace(true);
-    }
-}
-
-impl Upstream {
-    fn new() -> Self {
-        Self(Arc::new(Recorder {
-            seen: Mutex::new(Vec::new()),
-            arrivals: watch::Sender::new(0),
-            open: watch::Sender::new(false),
-            abandoned: watch::Sender::new(false),
-            attempts: AtomicUsize::new(0),
-        }))
-    }
-
-    fn record(&self, request: &Request) {
-        let target = request
-            .uri()
-            .path_and_query()
-            .map_or_else(String::new, ToString::to_string);
-        self.0
-            .seen
-            .lock()
-            .unwrap()
-            .push((target, request.headers().clone()));
-        self.0.arrivals.send_modify(|n| *n += 1);
-    }
-
-    fn seen(&self) -> Vec<(String, HeaderMap)> {
-        self.0.seen.lock().unwrap().clone()
-    }
-
-    fn hits(&self) -> usize {
-        *self.0.arrivals.borrow()
-    }
-
-    /// Waits until `n` requests have arrived.
-    async fn arrived(&self, n: usize) {
-        let mut arrivals = self.0.arrivals.subscribe();
-        tokio::time::timeout(PATIENCE, arrivals.wait_for(|&seen| seen >= n))
-            .await
-            .unwrap_or_else(|_| panic!("{n} requests should reach the upstream"))
-            .unwrap();
-    }
-
-    /// Lets `/held/..` requests be answered.
-    fn open(&self) {
-        self.0.open.send_replace(true);
-    }
-
-    async fn wait_open(&self) {
-        let mut open = self.0.open.subscribe();
-        // Bounded, so a failing test ends rather than hangs; the test opens long before.
-        let _ = tokio::time::timeout(PATIENCE, open.wait_for(|&open| open)).await;
-    }
-
-    async fn wait_abandoned(&self) {
-        let mut abandoned = self.0.abandoned.subscribe();
-        tokio::time::timeout(PATIENCE, abandoned.wait_for(|&gone| gone))
-            .await
-            .expect("the upstream should see the cancelled request abandoned")
-            .unwrap();
-    }
-}
+type Upstream = Recorder;
 
 /// Serves, on an ephemeral port of 127.0.0.1:
 ///
@@ -181,21 +90,19 @@ async fn serve(upstream: Upstream) -> SocketAddr {
         upstream.record(&request);
         let query = request.uri().query().unwrap_or_default().to_owned();
         if query == "q=slow" {
-            let _guard = AbandonGuard(upstream.clone());
+            let _guard = upstream.abandon_guard();
             std::future::pending::<()>().await;
         }
         format!("results for {query}")
     }
     async fn flaky(State(upstream): State<Upstream>, request: Request) -> Response {
-        upstream.record(&request);
-        match upstream.0.attempts.fetch_add(1, Ordering::SeqCst) {
+        match upstream.record(&request) {
             0 => (StatusCode::SERVICE_UNAVAILABLE, "down").into_response(),
             _ => "recovered".into_response(),
         }
     }
     async fn slow_once(State(upstream): State<Upstream>, request: Request) -> &'static str {
-        upstream.record(&request);
-        if upstream.0.attempts.fetch_add(1, Ordering::SeqCst) == 0 {
+        if upstream.record(&request) == 0 {
             tokio::time::sleep(PATIENCE).await;
             return "first attempt";
         }
@@ -252,7 +159,7 @@ async fn text(response: http::Response<Body>) -> String {
 
 #[tokio::test]
 async fn identical_reads_in_flight_make_one_request() -> Result<(), BoxError> {
-    let upstream = Upstream::new();
+    let upstream = Recorder::new();
     let address = serve(upstream.clone()).await;
     let service = test_stack();
     let meta = EndpointMeta::new("users.get", Kind::Query);
@@ -271,13 +178,13 @@ async fn identical_reads_in_flight_make_one_request() -> Result<(), BoxError> {
     );
     assert_eq!(text(first?).await, "/held/7 for no cookie");
     assert_eq!(text(second?).await, "/held/7 for no cookie");
-    assert_eq!(upstream.hits(), 1, "the pair shared one upstream request");
+    assert_eq!(upstream.count(), 1, "the pair shared one upstream request");
     Ok(())
 }
 
 #[tokio::test]
 async fn two_users_identical_reads_are_not_shared() -> Result<(), BoxError> {
-    let upstream = Upstream::new();
+    let upstream = Recorder::new();
     let address = serve(upstream.clone()).await;
     let service = test_stack();
     let meta = EndpointMeta::new("users.get", Kind::Query);
@@ -299,26 +206,26 @@ async fn two_users_identical_reads_are_not_shared() -> Result<(), BoxError> {
     );
     assert_eq!(text(alice?).await, "/held/7 for sid=alice");
     assert_eq!(text(bob?).await, "/held/7 for sid=bob");
-    assert_eq!(upstream.hits(), 2);
+    assert_eq!(upstream.count(), 2);
     Ok(())
 }
 
 #[tokio::test]
 async fn a_503_then_200_is_retried() -> Result<(), BoxError> {
-    let upstream = Upstream::new();
+    let upstream = Recorder::new();
     let address = serve(upstream.clone()).await;
 
     let meta = EndpointMeta::new("status.get", Kind::Query);
     let response = test_stack().oneshot(read(address, "/flaky", meta)).await?;
     assert_eq!(response.status(), 200);
     assert_eq!(text(response).await, "recovered");
-    assert_eq!(upstream.hits(), 2);
+    assert_eq!(upstream.count(), 2);
     Ok(())
 }
 
 #[tokio::test]
 async fn a_slow_attempt_times_out_and_the_retry_succeeds() -> Result<(), BoxError> {
-    let upstream = Upstream::new();
+    let upstream = Recorder::new();
     let address = serve(upstream.clone()).await;
 
     // The endpoint's bound, far below the layer's default of 10 s and the first attempt's wait.
@@ -328,7 +235,7 @@ async fn a_slow_attempt_times_out_and_the_retry_succeeds() -> Result<(), BoxErro
         .oneshot(read(address, "/slow-once", meta))
         .await?;
     assert_eq!(text(response).await, "second attempt");
-    assert_eq!(upstream.hits(), 2);
+    assert_eq!(upstream.count(), 2);
     assert!(
         started.elapsed() < PATIENCE,
         "the first attempt was cut short, not waited out"
@@ -338,7 +245,7 @@ async fn a_slow_attempt_times_out_and_the_retry_succeeds() -> Result<(), BoxErro
 
 #[tokio::test]
 async fn the_token_session_and_forwarded_headers_arrive() -> Result<(), BoxError> {
-    let upstream = Upstream::new();
+    let upstream = Recorder::new();
     let address = serve(upstream.clone()).await;
     let service = test_stack();
 
@@ -355,7 +262,7 @@ async fn the_token_session_and_forwarded_headers_arrive() -> Result<(), BoxError
     service.oneshot(request).await?;
 
     let seen = upstream.seen();
-    let (alone, serving) = (&seen[0].1, &seen[1].1);
+    let (alone, serving) = (&seen[0].headers, &seen[1].headers);
     assert_eq!(alone["authorization"], "Bearer stack-token");
     assert!(alone.get("cookie").is_none());
     assert!(alone.get("x-request-id").is_none());
@@ -367,7 +274,7 @@ async fn the_token_session_and_forwarded_headers_arrive() -> Result<(), BoxError
 
 #[tokio::test]
 async fn a_newer_search_cancels_the_older_one() -> Result<(), BoxError> {
-    let upstream = Upstream::new();
+    let upstream = Recorder::new();
     let address = serve(upstream.clone()).await;
     let service = test_stack();
     let meta = EndpointMeta::new("users.search", Kind::Query).cancel_previous(true);
@@ -401,7 +308,7 @@ async fn the_call_is_logged_once_with_its_endpoint() -> Result<(), BoxError> {
         .finish();
     let _guard = tracing::subscriber::set_default(subscriber);
 
-    let upstream = Upstream::new();
+    let upstream = Recorder::new();
     let address = serve(upstream.clone()).await;
     let meta = EndpointMeta::new("status.get", Kind::Query);
     let response = test_stack().oneshot(read(address, "/flaky", meta)).await?;
@@ -417,7 +324,7 @@ async fn the_call_is_logged_once_with_its_endpoint() -> Result<(), BoxError> {
     assert_eq!(finished.len(), 1, "{log}");
     assert!(finished[0].contains(&span), "{log}");
     assert!(finished[0].contains("status=200"), "{log}");
-    assert_eq!(upstream.hits(), 2, "the 503 was retried below the log");
+    assert_eq!(upstream.count(), 2, "the 503 was retried below the log");
     Ok(())
 }
 

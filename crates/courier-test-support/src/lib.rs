@@ -1,6 +1,13 @@
 //! What courier's test files share, so that none rebuilds it: serving an axum app on an
-//! ephemeral port of 127.0.0.1, and capturing what a `tracing` subscriber writes. Dev-only;
-//! not published.
+//! ephemeral port of 127.0.0.1, a [`Recorder`] for an upstream to note what it received and hold
+//! its answers, capturing what a `tracing` subscriber writes, and (in [`tls`]) a certificate
+//! authority, TLS and plain servers and a `CONNECT` proxy for transport tests. Dev-only; not
+//! published.
+
+mod recorder;
+pub mod tls;
+
+pub use crate::recorder::{AbandonGuard, Received, Recorder, PATIENCE};
 
 use axum::Router;
 use std::io;
