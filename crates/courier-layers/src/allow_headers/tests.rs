@@ -2,24 +2,11 @@ use super::*;
 use courier_core::Kind;
 use http::header::SET_COOKIE;
 use http::HeaderValue;
-use std::sync::Mutex;
-use tower::{service_fn, ServiceExt};
+use tower::ServiceExt;
+use tower_test::mock;
 
 fn name(s: &'static str) -> HeaderName {
     HeaderName::from_static(s)
-}
-
-/// A mock upstream that records the headers it got and answers with `answer`.
-fn upstream(
-    seen: Arc<Mutex<HeaderMap>>,
-    answer: HeaderMap,
-) -> impl Service<Request<()>, Response = Response<()>, Error = std::convert::Infallible> + Clone {
-    service_fn(move |request: Request<()>| {
-        *seen.lock().unwrap() = request.headers().clone();
-        let mut response = Response::new(());
-        *response.headers_mut() = answer.clone();
-        async move { Ok(response) }
-    })
 }
 
 fn headers(pairs: &[(&'static str, &'static str)]) -> HeaderMap {
@@ -36,16 +23,24 @@ async fn run(
     browser: HeaderMap,
     answer: HeaderMap,
 ) -> (HeaderMap, HeaderMap) {
-    let seen = Arc::new(Mutex::new(HeaderMap::new()));
-    let service = layer.layer(upstream(seen.clone(), answer));
+    let (upstream, mut handle) = mock::pair::<Request<()>, Response<()>>();
+    let service = layer.layer(upstream);
     let mut request = Request::new(());
     *request.headers_mut() = browser;
     if let Some(meta) = meta {
         request.extensions_mut().insert(meta);
     }
-    let response = service.oneshot(request).await.unwrap();
-    let seen = seen.lock().unwrap().clone();
-    (seen, response.headers().clone())
+    let call = tokio::spawn(service.oneshot(request));
+    // The upstream sees what the layer let in, and answers with `answer`.
+    let (seen, respond) = handle
+        .next_request()
+        .await
+        .expect("the request reached the upstream");
+    let mut response = Response::new(());
+    *response.headers_mut() = answer;
+    respond.send_response(response);
+    let response = call.await.unwrap().unwrap();
+    (seen.headers().clone(), response.headers().clone())
 }
 
 fn meta(names: &[&'static str]) -> EndpointMeta {

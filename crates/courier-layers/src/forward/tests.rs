@@ -1,10 +1,9 @@
 use super::*;
 use courier_core::{Body, Kind};
 use http::Response;
-use std::convert::Infallible;
 use std::net::SocketAddr;
-use std::sync::Mutex;
 use tower::ServiceExt;
+use tower_test::mock;
 
 /// Sends `request` through a forward layer with `options`, with `served` in scope, and
 /// returns the headers the inner service got.
@@ -13,20 +12,19 @@ async fn forwarded(
     served: Option<ServedRequest>,
     request: Request<Body>,
 ) -> HeaderMap {
-    let seen = Arc::new(Mutex::new(None));
-    let record = Arc::clone(&seen);
-    let service =
-        ForwardLayer::new(options).layer(tower::service_fn(move |request: Request<Body>| {
-            *record.lock().unwrap() = Some(request.headers().clone());
-            async { Ok::<_, Infallible>(Response::new(Body::empty())) }
-        }));
-    match served {
-        Some(served) => served.scope(service.oneshot(request)).await,
-        None => service.oneshot(request).await,
-    }
-    .unwrap();
-    let headers = seen.lock().unwrap().take();
-    headers.expect("the inner service was called")
+    let (inner, mut handle) = mock::pair::<Request<Body>, Response<Body>>();
+    let service = ForwardLayer::new(options).layer(inner);
+    let call = match served {
+        Some(served) => tokio::spawn(served.scope(service.oneshot(request))),
+        None => tokio::spawn(service.oneshot(request)),
+    };
+    let (seen, respond) = handle
+        .next_request()
+        .await
+        .expect("the inner service was called");
+    respond.send_response(Response::new(Body::empty()));
+    call.await.unwrap().unwrap();
+    seen.headers().clone()
 }
 
 fn served_with(headers: &[(&str, &str)], peer: Option<SocketAddr>) -> ServedRequest {

@@ -154,3 +154,26 @@ async fn a_closure_decides_the_bound_instead_of_the_meta() {
     let elapsed = elapsed_of(service.oneshot(other).await);
     assert_eq!(elapsed.after(), Duration::from_secs(10));
 }
+
+#[tokio::test(start_paused = true)]
+async fn waiting_for_readiness_is_not_bounded_the_call_is() {
+    let (inner, mut handle) = tower_test::mock::pair::<Request<Body>, Response<Body>>();
+    // Not ready: the inner service takes no request until the test allows one.
+    handle.allow(0);
+    let mut service = TimeoutLayer::new(Duration::from_millis(100)).layer(inner);
+
+    let mut ready = std::pin::pin!(service.ready());
+    let start = Instant::now();
+    tokio::select! {
+        _ = &mut ready => panic!("the inner service is not ready"),
+        () = tokio::time::sleep(Duration::from_secs(5)) => {}
+    }
+    // Five seconds unready, far past the bound, and no Elapsed: readiness is not an attempt.
+    handle.allow(1);
+    let service = ready.await.expect("ready once allowed");
+    let call = service.call(request(None));
+    let (_request, _respond) = handle.next_request().await.expect("the call was sent");
+    let elapsed = elapsed_of(call.await);
+    assert_eq!(elapsed.after(), Duration::from_millis(100));
+    assert_eq!(start.elapsed(), Duration::from_millis(5_100));
+}
