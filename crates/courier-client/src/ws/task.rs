@@ -52,19 +52,56 @@ pub(super) async fn run(
     let _ = state.send(ConnectionState::Closed);
 }
 
+/// What the reconnection loop asks of a dialer: the options (for the backoff), the next hello
+/// frame, and a connection opened with it. A channel's is its [`Dialer`]; the loop's tests dial
+/// in-memory pipes with paused time.
+pub(super) trait Redial {
+    /// What a successful dial opens.
+    type Socket;
+
+    /// The channel's options.
+    fn ws(&self) -> &WsOptions;
+
+    /// The hello frame of the next connection.
+    async fn hello(&self) -> Result<Option<Message>, Error>;
+
+    /// One connection attempt, opened with `hello`.
+    async fn dial(&self, hello: Option<Message>) -> Result<Self::Socket, Error>;
+}
+
+impl Redial for Dialer {
+    type Socket = Socket;
+
+    fn ws(&self) -> &WsOptions {
+        &self.ws
+    }
+
+    async fn hello(&self) -> Result<Option<Message>, Error> {
+        Dialer::hello(self).await
+    }
+
+    async fn dial(&self, hello: Option<Message>) -> Result<Socket, Error> {
+        Dialer::dial(self, hello).await
+    }
+}
+
 /// Backs off and reconnects until a connection opens (`Some`), a handshake is refused for good
 /// (its error handed on, `None`) or every handle is gone (`None`).
-pub(super) async fn reconnect(
-    dialer: &Dialer,
+///
+/// Attempt *n* (from 1) waits [`backoff`]`(n)` first. A network failure, a timeout or a 5xx
+/// answer is tried again; an auth function that fails is handed on as an error item and tried
+/// again; any other refusal (a 4xx) is handed on and ends the loop.
+pub(super) async fn reconnect<R: Redial>(
+    dialer: &R,
     incoming: &mpsc::Sender<Incoming>,
     state: &watch::Sender<ConnectionState>,
     stop: &CancellationToken,
-) -> Option<Socket> {
+) -> Option<R::Socket> {
     let mut attempt = 1u32;
     loop {
         let _ = state.send(ConnectionState::Reconnecting { attempt });
         let attempted = async {
-            tokio::time::sleep(backoff(&dialer.ws, attempt)).await;
+            tokio::time::sleep(backoff(dialer.ws(), attempt)).await;
             // A failing auth function is worth an error item, then another attempt.
             let hello = match dialer.hello().await {
                 Ok(hello) => hello,

@@ -1,13 +1,14 @@
-use super::connection::{Queue, SendError, Shared};
+use super::connection::{ConnectionState, Incoming, Queue, SendError, Shared};
 use super::socket::{stall, Ended};
-use super::task::{backoff, reconnects, session};
+use super::task::{backoff, reconnect, reconnects, session, Redial};
+use crate::error::{Error, HttpError};
 use courier_core::{Backoff, CancellationToken, Heartbeat, WsOptions};
 use futures_util::StreamExt;
 use std::collections::VecDeque;
 use std::sync::Mutex;
 use std::time::Duration;
 use tokio::io::DuplexStream;
-use tokio::sync::{mpsc, Notify};
+use tokio::sync::{mpsc, watch, Notify};
 use tokio::time::Instant;
 use tokio_tungstenite::tungstenite::protocol::Role;
 use tokio_tungstenite::tungstenite::Message;
@@ -243,5 +244,133 @@ async fn queued_messages_are_written_in_order_then_the_stop_closes_normally() {
     assert!(
         matches!(seen.last(), Some(Message::Close(Some(frame))) if u16::from(frame.code) == 1000),
         "{seen:?}"
+    );
+}
+
+/// A dialer of in-memory sockets: each attempt takes the next of `outcomes` (a refusal by its
+/// status, `0` for a network failure, `None` for a connection), and notes when it was made.
+struct ScriptedDialer {
+    ws: WsOptions,
+    outcomes: Mutex<VecDeque<Option<u16>>>,
+    attempts: Mutex<Vec<Instant>>,
+}
+
+impl ScriptedDialer {
+    fn new(ws: WsOptions, outcomes: impl IntoIterator<Item = Option<u16>>) -> Self {
+        Self {
+            ws,
+            outcomes: Mutex::new(outcomes.into_iter().collect()),
+            attempts: Mutex::new(Vec::new()),
+        }
+    }
+
+    /// The waits before each attempt, from `start`.
+    fn waits(&self, start: Instant) -> Vec<u64> {
+        let mut last = start;
+        let mut waits = Vec::new();
+        for &at in self.attempts.lock().unwrap().iter() {
+            waits.push((at - last).as_millis() as u64);
+            last = at;
+        }
+        waits
+    }
+}
+
+impl Redial for ScriptedDialer {
+    type Socket = &'static str;
+
+    fn ws(&self) -> &WsOptions {
+        &self.ws
+    }
+
+    async fn hello(&self) -> Result<Option<Message>, Error> {
+        Ok(None)
+    }
+
+    async fn dial(&self, _hello: Option<Message>) -> Result<&'static str, Error> {
+        self.attempts.lock().unwrap().push(Instant::now());
+        let next = self.outcomes.lock().unwrap().pop_front().flatten();
+        match next {
+            None => Ok("connected"),
+            Some(0) => Err(Error::from_network("connection refused".into())),
+            Some(status) => Err(Error::from_http(HttpError::from_parts(
+                http::StatusCode::from_u16(status).unwrap(),
+                http::HeaderMap::new(),
+                b"",
+            ))),
+        }
+    }
+}
+
+fn channels() -> (
+    mpsc::Sender<Incoming>,
+    mpsc::Receiver<Incoming>,
+    watch::Sender<ConnectionState>,
+) {
+    let (incoming, received) = mpsc::channel(8);
+    (
+        incoming,
+        received,
+        watch::Sender::new(ConnectionState::Open),
+    )
+}
+
+#[tokio::test(start_paused = true)]
+async fn reconnection_backs_off_through_failures_until_a_connection_opens() {
+    let dialer = ScriptedDialer::new(
+        ws(100, 1_000, 2.0, false),
+        // Refused, a 503, refused, a 502, then open.
+        [Some(0), Some(503), Some(0), Some(502), None],
+    );
+    let (incoming, mut received, state) = channels();
+    let mut states = state.subscribe();
+    let start = Instant::now();
+
+    let socket = reconnect(&dialer, &incoming, &state, &CancellationToken::new()).await;
+
+    assert_eq!(socket, Some("connected"));
+    // Each failed attempt doubles the next wait, up to the cap.
+    assert_eq!(dialer.waits(start), [100, 200, 400, 800, 1_000]);
+    assert_eq!(
+        *states.borrow_and_update(),
+        ConnectionState::Reconnecting { attempt: 5 }
+    );
+    // Failures worth another attempt are not the caller's business: no items.
+    assert!(received.try_recv().is_err());
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_refused_handshake_ends_reconnection_with_its_error() {
+    let dialer = ScriptedDialer::new(ws(100, 1_000, 2.0, false), [Some(0), Some(403)]);
+    let (incoming, mut received, state) = channels();
+    let start = Instant::now();
+
+    let socket = reconnect(&dialer, &incoming, &state, &CancellationToken::new()).await;
+
+    assert_eq!(socket, None);
+    assert_eq!(dialer.waits(start), [100, 200]);
+    match received.try_recv() {
+        Ok(Incoming::Failed(error)) => assert_eq!(error.status_code(), 403),
+        _ => panic!("the refusal is handed on"),
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_stop_during_the_wait_ends_reconnection_at_once() {
+    let dialer = ScriptedDialer::new(ws(60_000, 60_000, 2.0, false), [None]);
+    let (incoming, _received, state) = channels();
+    let stop = CancellationToken::new();
+    let start = Instant::now();
+
+    let (socket, ()) = tokio::join!(reconnect(&dialer, &incoming, &state, &stop), async {
+        tokio::time::sleep(Duration::from_millis(250)).await;
+        stop.cancel();
+    });
+
+    assert_eq!(socket, None);
+    assert_eq!(start.elapsed(), Duration::from_millis(250));
+    assert!(
+        dialer.attempts.lock().unwrap().is_empty(),
+        "no dial after a stop"
     );
 }
