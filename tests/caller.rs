@@ -114,9 +114,7 @@ async fn backend(seen: Arc<Mutex<Vec<String>>>) -> SocketAddr {
             get(|Path(id): Path<u64>| async move { Json(id * 3) }),
         )
         .route("/verbs", any(record));
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    tokio::spawn(async move { axum::serve(listener, app).await });
+    let addr = courier_test_support::serve(app).await;
     addr
 }
 

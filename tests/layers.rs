@@ -246,9 +246,7 @@ async fn serve(backend: Backend) -> SocketAddr {
         .route("/hinted", get(hinted))
         .route("/slow", get(slow))
         .with_state(backend);
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let address = listener.local_addr().unwrap();
-    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+    let address = courier_test_support::serve(app).await;
     address
 }
 

@@ -160,9 +160,7 @@ async fn served_streams_and_channels_reach_another_caller_and_share_topics_in_pr
         .ws_path("/api/ws")
         .into_router()
         .expect("the proxy builds");
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    tokio::spawn(async move { axum::serve(listener, app).await });
+    let addr = courier_test_support::serve(app).await;
     let caller = Caller::new(remote(&format!("http://{addr}"))).unwrap();
 
     let events: Vec<Event<Tick>> = caller

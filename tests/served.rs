@@ -177,9 +177,7 @@ impl Backend {
         let app = Router::new()
             .fallback(any(answer))
             .with_state(backend.clone());
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let addr = listener.local_addr().unwrap();
-        tokio::spawn(async move { axum::serve(listener, app).await });
+        let addr = courier_test_support::serve(app).await;
         (backend, addr)
     }
 
@@ -367,15 +365,7 @@ async fn start_app(backend: SocketAddr) -> (SocketAddr, App) {
         // the request's head.
         .layer(ContextLayer::new())
         .layer(SetRequestIdLayer::x_request_id(Sequential::default()));
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    tokio::spawn(async move {
-        axum::serve(
-            listener,
-            router.into_make_service_with_connect_info::<SocketAddr>(),
-        )
-        .await
-    });
+    let addr = courier_test_support::serve(router).await;
     (addr, app)
 }
 

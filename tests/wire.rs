@@ -71,9 +71,7 @@ async fn backend() -> SocketAddr {
         .route("/t/{tenant}/users/{id}/files/{name}", any(echo))
         .route("/t/{tenant}/users", any(echo_no_params))
         .route("/t/{tenant}/users/{id}/avatar", any(upload));
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    tokio::spawn(async move { axum::serve(listener, app).await });
+    let addr = courier_test_support::serve(app).await;
     addr
 }
 

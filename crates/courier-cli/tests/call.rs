@@ -142,9 +142,7 @@ async fn backend() -> (SocketAddr, Seen) {
         .route("/users/events", get(events))
         .route("/users/rooms/{id}", get(room))
         .with_state(seen.clone());
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    tokio::spawn(async move { axum::serve(listener, app).await });
+    let addr = courier_test_support::serve(app).await;
     (addr, seen)
 }
 

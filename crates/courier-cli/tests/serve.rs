@@ -97,9 +97,7 @@ async fn held_backend() -> (
                 Sse::new(first.chain(futures_util::stream::pending()))
             }),
         );
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let backend = listener.local_addr().unwrap();
-    tokio::spawn(async move { axum::serve(listener, app).await });
+    let backend = courier_test_support::serve(app).await;
     (backend, reached_rx, release)
 }
 
@@ -181,9 +179,7 @@ async fn users_backend() -> std::net::SocketAddr {
         "/users/{id}",
         get(|Path(id): Path<u64>| async move { Json(json!({ "id": id })) }),
     );
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let backend = listener.local_addr().unwrap();
-    tokio::spawn(async move { axum::serve(listener, app).await });
+    let backend = courier_test_support::serve(app).await;
     backend
 }
 

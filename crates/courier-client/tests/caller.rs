@@ -119,9 +119,7 @@ async fn backend(hits: Arc<AtomicUsize>) -> SocketAddr {
         .route("/upload", post(upload))
         .route("/counted", get(counted))
         .layer(axum::extract::DefaultBodyLimit::max(8 * 1024 * 1024));
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    tokio::spawn(async move { axum::serve(listener, app).await });
+    let addr = courier_test_support::serve(app).await;
     addr
 }
 

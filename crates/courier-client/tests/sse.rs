@@ -156,9 +156,7 @@ async fn server() -> (SocketAddr, Arc<Seen>) {
                 )
             }),
         );
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    tokio::spawn(async move { axum::serve(listener, app).await });
+    let addr = courier_test_support::serve(app).await;
     (addr, seen)
 }
 

@@ -28,9 +28,7 @@ async fn serve(seen: Arc<AtomicUsize>) -> SocketAddr {
             .to_owned()
     }
     let app = Router::new().route("/me", get(me)).with_state(seen);
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let address = listener.local_addr().unwrap();
-    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+    let address = courier_test_support::serve(app).await;
     address
 }
 

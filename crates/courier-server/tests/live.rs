@@ -159,9 +159,7 @@ async fn serve() -> Served {
         .max_message_size(256)
         .into_router()
         .expect("the proxy builds");
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    tokio::spawn(async move { axum::serve(listener, app).await });
+    let addr = courier_test_support::serve(app).await;
     Served {
         addr,
         hub,

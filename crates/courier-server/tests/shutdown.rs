@@ -33,9 +33,7 @@ async fn upstream() -> (SocketAddr, SocketAddr) {
             Sse::new(first.chain(futures_util::stream::pending()))
         }),
     );
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let http = listener.local_addr().unwrap();
-    tokio::spawn(async move { axum::serve(listener, app).await });
+    let http = courier_test_support::serve(app).await;
 
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let ws = listener.local_addr().unwrap();
@@ -216,9 +214,7 @@ async fn a_stream_opened_after_the_shutdown_began_is_cut_at_once() {
     let proxy = Proxy::new().source("demo", api(http));
     let shutdown = proxy.shutdown_handle();
     let app = proxy.into_router().unwrap();
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    tokio::spawn(async move { axum::serve(listener, app).await });
+    let addr = courier_test_support::serve(app).await;
     shutdown.begin();
     // No event and no clean end: the connection closes, which a client reconnects after.
     let mut tcp = tokio::net::TcpStream::connect(addr).await.unwrap();

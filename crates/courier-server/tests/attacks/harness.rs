@@ -166,9 +166,7 @@ pub(crate) async fn upstream() -> (SocketAddr, Recorder) {
         .route("/users/events", get(events))
         .fallback(record)
         .with_state(recorder.clone());
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    tokio::spawn(async move { axum::serve(listener, app).await });
+    let addr = courier_test_support::serve(app).await;
     (addr, recorder)
 }
 
