@@ -464,22 +464,7 @@ async fn a_failing_auth_function_fails_connect_then_retries_on_reconnection() {
     assert!(seen.headers.lock().unwrap().is_empty());
 
     // On a reconnection: an error item, then another attempt after the backoff.
-    let (firsts, mut first) = mpsc::unbounded_channel::<Value>();
-    let (addr, _) = server(false, move |n, mut ws: Ws| {
-        let firsts = firsts.clone();
-        async move {
-            if let Some(Ok(Message::Text(text))) = ws.next().await {
-                firsts
-                    .send(serde_json::from_str(text.as_str()).unwrap())
-                    .unwrap();
-            }
-            if n == 0 {
-                return; // drop: the client reconnects
-            }
-            while ws.next().await.is_some() {}
-        }
-    })
-    .await;
+    let (addr, mut first) = hello_server().await;
     let calls = Arc::new(AtomicUsize::new(0));
     let auth = WsAuth::dynamic(move || {
         let n = calls.fetch_add(1, Ordering::SeqCst);
@@ -634,9 +619,10 @@ async fn close_codes_end_or_reconnect() {
     wait_for(&mut state, |s| s == ConnectionState::Open).await;
 }
 
-#[tokio::test]
-async fn the_hello_frame_opens_every_connection_with_fresh_auth() {
-    let (firsts, mut first) = mpsc::unbounded_channel::<Value>();
+/// A server that hands each connection's first frame (the hello) to the test, drops the first
+/// connection so that the client reconnects, and keeps the later ones open.
+async fn hello_server() -> (SocketAddr, mpsc::UnboundedReceiver<Value>) {
+    let (firsts, first) = mpsc::unbounded_channel::<Value>();
     let (addr, _) = server(false, move |n, mut ws: Ws| {
         let firsts = firsts.clone();
         async move {
@@ -652,6 +638,12 @@ async fn the_hello_frame_opens_every_connection_with_fresh_auth() {
         }
     })
     .await;
+    (addr, first)
+}
+
+#[tokio::test]
+async fn the_hello_frame_opens_every_connection_with_fresh_auth() {
+    let (addr, mut first) = hello_server().await;
     let counter = Arc::new(AtomicUsize::new(0));
     let auth = WsAuth::dynamic(move || {
         let n = counter.fetch_add(1, Ordering::SeqCst);

@@ -431,6 +431,17 @@ async fn without_meta_the_method_decides_what_is_checked() {
     assert_eq!(backend.calls(), 3);
 }
 
+/// A served write from a page of `origin`, to `host`.
+fn served_from(origin: &str, host: &str) -> ServedRequest {
+    let (parts, ()) = Request::post("/page")
+        .header("host", host)
+        .header("origin", origin)
+        .body(())
+        .unwrap()
+        .into_parts();
+    ServedRequest::new(parts, None)
+}
+
 #[tokio::test]
 async fn own_origin_passes_by_host_and_port() {
     let own = [
@@ -442,13 +453,7 @@ async fn own_origin_passes_by_host_and_port() {
         ("http://[::1]:3000", "[::1]:3000"),
     ];
     for (origin, host) in own {
-        let (parts, ()) = Request::post("/page")
-            .header("host", host)
-            .header("origin", origin)
-            .body(())
-            .unwrap()
-            .into_parts();
-        let served = ServedRequest::new(parts, None);
+        let served = served_from(origin, host);
         let backend = Backend::default();
         send(
             SessionOptions::new(),
@@ -466,13 +471,7 @@ async fn own_origin_passes_by_host_and_port() {
         ("https://app.example.com.evil.example", "app.example.com"),
     ];
     for (origin, host) in other {
-        let (parts, ()) = Request::post("/page")
-            .header("host", host)
-            .header("origin", origin)
-            .body(())
-            .unwrap()
-            .into_parts();
-        let served = ServedRequest::new(parts, None);
+        let served = served_from(origin, host);
         assert_eq!(
             refusal(&served, SessionOptions::new()).await,
             RefusalReason::UntrustedOrigin,
