@@ -86,6 +86,56 @@
 //! # }
 //! ```
 //!
+//! # Example: an axum handler calling a bare hyper-util client
+//!
+//! No courier definition on either side: the handler's client carries a `ForwardLayer`, which
+//! finds the served request this layer put in scope.
+//!
+//! ```
+//! use axum::{routing::get, Router};
+//! use courier::layers::context::ContextLayer;
+//! use courier::layers::forward::ForwardLayer;
+//! use courier::ForwardOptions;
+//! use http::Request;
+//! use http_body_util::BodyExt;
+//! use hyper_util::client::legacy::Client;
+//! use hyper_util::rt::TokioExecutor;
+//! use tower::{ServiceBuilder, ServiceExt};
+//!
+//! # #[tokio::main(flavor = "current_thread")]
+//! # async fn main() -> Result<(), courier::BoxError> {
+//! # let backend = Router::new().route("/orders", get(|headers: http::HeaderMap| async move {
+//! #     format!("orders of {}", headers["x-tenant"].to_str().unwrap())
+//! # }));
+//! # let backend = courier_test_support::serve(backend).await;
+//! let client = ServiceBuilder::new()
+//!     .layer(ForwardLayer::new(ForwardOptions::new().headers(["x-tenant"])))
+//!     .service(Client::builder(TokioExecutor::new()).build_http::<String>());
+//!
+//! let dashboard = move || {
+//!     let client = client.clone();
+//!     async move {
+//!         let call = Request::get(format!("http://{backend}/orders")).body(String::new());
+//!         let response = client.oneshot(call.unwrap()).await.unwrap();
+//!         response.into_body().collect().await.unwrap().to_bytes()
+//!     }
+//! };
+//! let app = Router::new()
+//!     .route("/dashboard", get(dashboard))
+//!     .layer(ContextLayer::new());
+//! let app = courier_test_support::serve(app).await;
+//!
+//! // A browser's request to the app, with its tenant header.
+//! let page = Request::get(format!("http://{app}/dashboard"))
+//!     .header("x-tenant", "acme")
+//!     .body(String::new())?;
+//! let browser = Client::builder(TokioExecutor::new()).build_http::<String>();
+//! let answer = browser.request(page).await?.into_body().collect().await?.to_bytes();
+//! assert_eq!(answer, "orders of acme");
+//! # Ok(())
+//! # }
+//! ```
+//!
 //! # Spawned tasks
 //!
 //! The scope is a `tokio::task_local!`: a task spawned from the handler does not inherit it.
