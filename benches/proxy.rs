@@ -11,8 +11,17 @@
 //! - `nginx`: through nginx as a reverse proxy (`proxy_pass` with an upstream keep-alive pool) in
 //!   front of the same backend.
 //!
-//! The load is wrk's (`wrk -t1 -c64 -d10s --latency`), one target after another, each after a
-//! 2-second warm-up run. The backend runs on a tokio runtime of one worker, the courier proxy on
+//! Two loads, each with wrk (`wrk -t1 -c64 -d10s --latency`), one target after another, each
+//! after a 2-second warm-up run:
+//!
+//! - **distinct reads** (the headline): every request reads another user (`/users/1`,
+//!   `/users/2`, … by a wrk Lua script), so no two requests in flight are identical and
+//!   coalescing shares nothing: what a proxy in front of many users does;
+//! - **one read** (`/users/7` on every request): identical reads in flight, which courier's
+//!   coalescing answers with one upstream call for several requests — work nginx does not skip,
+//!   so this figure flatters courier and is labelled as such.
+//!
+//! The backend runs on a tokio runtime of one worker, the courier proxy on
 //! another of one worker, nginx with one worker process: each proxy has one thread, as has wrk.
 //! The table gives requests per second and wrk's latency percentiles.
 //!
@@ -20,7 +29,8 @@
 //! them it says so and measures what it can.
 //!
 //! Run: `cargo bench --bench proxy` (environment: `PROXY_BENCH_SECONDS`, default 10;
-//! `PROXY_BENCH_CONNECTIONS`, default 64).
+//! `PROXY_BENCH_CONNECTIONS`, default 64; `PROXY_BENCH_LOAD`: `distinct`, `same`, or both, the
+//! default).
 
 use axum::extract::Path;
 use axum::routing::get;
@@ -162,17 +172,31 @@ struct Measured {
     errors: String,
 }
 
-fn wrk(url: &str, seconds: u64, connections: u64) -> Option<Measured> {
-    let output = Command::new("wrk")
-        .args([
-            "-t1",
-            &format!("-c{connections}"),
-            &format!("-d{seconds}s"),
-            "--latency",
-            url,
-        ])
-        .output()
-        .ok()?;
+/// A wrk script whose requests read `template` with `{id}` replaced by 1, 2, 3, … (up to
+/// 100,000, then again), so that no two requests in flight are identical.
+fn distinct_script(dir: &std::path::Path, name: &str, template: &str) -> Option<String> {
+    let (before, after) = template.split_once("{id}")?;
+    let script = format!(
+        "local n = 0\nrequest = function()\n  n = n % 100000 + 1\n  \
+         return wrk.format(nil, \"{before}\" .. n .. \"{after}\")\nend\n"
+    );
+    let path = dir.join(format!("{}.lua", name.replace(' ', "-")));
+    std::fs::write(&path, script).ok()?;
+    Some(path.to_str()?.to_owned())
+}
+
+fn wrk(url: &str, script: Option<&str>, seconds: u64, connections: u64) -> Option<Measured> {
+    let mut command = Command::new("wrk");
+    command.args([
+        "-t1",
+        &format!("-c{connections}"),
+        &format!("-d{seconds}s"),
+        "--latency",
+    ]);
+    if let Some(script) = script {
+        command.args(["-s", script]);
+    }
+    let output = command.arg(url).output().ok()?;
     let text = String::from_utf8_lossy(&output.stdout).into_owned();
     let field = |prefix: &str| {
         text.lines()
@@ -227,40 +251,67 @@ fn main() {
     });
     let nginx = nginx(backend_addr);
 
+    // Each target's base address and its read's path, `{id}` standing for the user.
     let mut targets = vec![
-        ("backend", format!("http://{backend_addr}/users/7")),
+        ("backend", format!("http://{backend_addr}"), "/users/{id}"),
         (
             "courier",
-            format!("http://{proxy_addr}/api/request?_s=demo&_g=users&_m=get&_v=7"),
+            format!("http://{proxy_addr}"),
+            "/api/request?_s=demo&_g=users&_m=get&_v={id}",
         ),
         (
             "courier serve",
-            format!("http://{served_addr}/api/request?_s=demo&_g=users&_m=get&_v=7"),
+            format!("http://{served_addr}"),
+            "/api/request?_s=demo&_g=users&_m=get&_v={id}",
         ),
     ];
     match &nginx {
-        Some(nginx) => targets.push(("nginx", format!("http://127.0.0.1:{}/users/7", nginx.port))),
+        Some(nginx) => targets.push((
+            "nginx",
+            format!("http://127.0.0.1:{}", nginx.port),
+            "/users/{id}",
+        )),
         None => {
             eprintln!("nginx is not available: install it (apt-get install nginx-light) to compare")
         }
     }
+    let scripts = tempfile::tempdir().expect("a directory for the wrk scripts");
+    let load = std::env::var("PROXY_BENCH_LOAD").unwrap_or_default();
+    let loads: &[&str] = match load.as_str() {
+        "distinct" => &["distinct"],
+        "same" => &["same"],
+        _ => &["distinct", "same"],
+    };
 
-    println!("| target | requests/s | p50 | p90 | p99 | errors |");
-    println!("|---|---|---|---|---|---|");
-    for (name, url) in &targets {
-        // Warm-up: pools filled, code paths hot.
-        let Some(_) = wrk(url, 2.min(seconds), connections) else {
-            eprintln!("wrk is not available: install it (apt-get install wrk)");
-            return;
-        };
-        let Some(m) = wrk(url, seconds, connections) else {
-            eprintln!("wrk failed on {url}");
-            return;
-        };
-        println!(
-            "| {name} | {:.0} | {} | {} | {} | {} |",
-            m.requests_per_second, m.p50, m.p90, m.p99, m.errors
-        );
+    for &load in loads {
+        match load {
+            "distinct" => println!("\nDistinct reads: every request another user's (the headline)\n"),
+            _ => println!("\nOne read on every request: coalescing shares them (flatters courier; not a comparison)\n"),
+        }
+        println!("| target | requests/s | p50 | p90 | p99 | errors |");
+        println!("|---|---|---|---|---|---|");
+        for (name, base, template) in &targets {
+            let (url, script) = match load {
+                "distinct" => (
+                    base.clone(),
+                    Some(distinct_script(scripts.path(), name, template).expect("a wrk script")),
+                ),
+                _ => (format!("{base}{}", template.replace("{id}", "7")), None),
+            };
+            // Warm-up: pools filled, code paths hot.
+            let Some(_) = wrk(&url, script.as_deref(), 2.min(seconds), connections) else {
+                eprintln!("wrk is not available: install it (apt-get install wrk)");
+                return;
+            };
+            let Some(m) = wrk(&url, script.as_deref(), seconds, connections) else {
+                eprintln!("wrk failed on {url}");
+                return;
+            };
+            println!(
+                "| {name} | {:.0} | {} | {} | {} | {} |",
+                m.requests_per_second, m.p50, m.p90, m.p99, m.errors
+            );
+        }
     }
     drop(nginx);
 }
