@@ -1,5 +1,6 @@
 //! [`Recorder`]: what an upstream received, and the gate its held answers wait on.
 
+use bytes::Bytes;
 use http::{HeaderMap, Method, Request};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
@@ -35,6 +36,8 @@ pub struct Received {
     pub target: String,
     /// Its headers.
     pub headers: HeaderMap,
+    /// Its body, when the upstream read it ([`Recorder::record_body`]); else empty.
+    pub body: Bytes,
 }
 
 impl Received {
@@ -62,8 +65,14 @@ impl Recorder {
         }))
     }
 
-    /// Records `request`; returns how many requests for its path were recorded before it.
+    /// Records `request`'s head; returns how many requests for its path were recorded before it.
     pub fn record<B>(&self, request: &Request<B>) -> usize {
+        self.record_body(request, Bytes::new())
+    }
+
+    /// Records `request`'s head and the `body` the upstream read of it; returns how many
+    /// requests for its path were recorded before it.
+    pub fn record_body<B>(&self, request: &Request<B>, body: Bytes) -> usize {
         let received = Received {
             method: request.method().clone(),
             target: request
@@ -71,6 +80,7 @@ impl Recorder {
                 .path_and_query()
                 .map_or_else(String::new, ToString::to_string),
             headers: request.headers().clone(),
+            body,
         };
         let earlier = {
             let mut per_path = lock(&self.0.per_path);
@@ -86,6 +96,35 @@ impl Recorder {
     /// Every request recorded, in arrival order.
     pub fn seen(&self) -> Vec<Received> {
         lock(&self.0.seen).clone()
+    }
+
+    /// The last request recorded.
+    ///
+    /// # Panics
+    ///
+    /// When none was.
+    pub fn last(&self) -> Received {
+        lock(&self.0.seen)
+            .last()
+            .cloned()
+            .expect("the upstream received a request")
+    }
+
+    /// Whether any request recorded has `needle` in its target, a header's name or value, or its
+    /// body: what a test asks of a secret that must never reach the upstream.
+    pub fn ever_saw(&self, needle: &str) -> bool {
+        let contains = |haystack: &[u8]| {
+            haystack
+                .windows(needle.len().max(1))
+                .any(|window| window == needle.as_bytes())
+        };
+        lock(&self.0.seen).iter().any(|seen| {
+            seen.target.contains(needle)
+                || seen.headers.iter().any(|(name, value)| {
+                    name.as_str().contains(needle) || contains(value.as_bytes())
+                })
+                || contains(&seen.body)
+        })
     }
 
     /// How many requests were recorded.

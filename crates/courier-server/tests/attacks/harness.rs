@@ -2,7 +2,6 @@
 //! by `Proxy::serve` (the path `courier serve` takes), and raw HTTP/1.1 over TCP to talk to it
 //! as an attacker does, byte for byte.
 
-use axum::body::Bytes;
 use axum::extract::ws::{Message, WebSocketUpgrade};
 use axum::extract::{Request, State};
 use axum::response::{IntoResponse, Response};
@@ -14,11 +13,11 @@ use courier_core::{
     StreamRequest,
 };
 use courier_server::{Proxy, Shutdown};
-use http::HeaderMap;
+
 use serde_json::{json, Value};
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
@@ -33,57 +32,15 @@ pub(crate) const HEADER_READ_TIMEOUT: Duration = Duration::from_millis(800);
 pub(crate) const BODY_READ_TIMEOUT: Duration = Duration::from_millis(800);
 pub(crate) const BODY_LIMIT: usize = 64 * 1024;
 
-/// One request the upstream received.
-#[derive(Clone, Debug)]
-pub(crate) struct Seen {
-    pub(crate) method: String,
-    pub(crate) target: String,
-    pub(crate) headers: HeaderMap,
-    pub(crate) body: Bytes,
-}
+pub(crate) use courier_test_support::Recorder;
 
-/// Everything the upstream received, in order.
-#[derive(Clone, Default)]
-pub(crate) struct Recorder(Arc<Mutex<Vec<Seen>>>);
-
-impl Recorder {
-    pub(crate) fn all(&self) -> Vec<Seen> {
-        self.0.lock().unwrap().clone()
-    }
-
-    pub(crate) fn count(&self) -> usize {
-        self.0.lock().unwrap().len()
-    }
-
-    /// How many WebSocket handshakes the upstream accepted.
-    pub(crate) fn sockets(&self) -> usize {
-        self.all().iter().filter(|seen| seen.method == "WS").count()
-    }
-
-    pub(crate) fn last(&self) -> Seen {
-        self.all().pop().expect("the upstream received a request")
-    }
-
-    /// Whether any request the upstream received has `needle` in its target, headers or body.
-    pub(crate) fn ever_saw(&self, needle: &str) -> bool {
-        self.all().iter().any(|seen| {
-            seen.target.contains(needle)
-                || seen.headers.iter().any(|(n, v)| {
-                    n.as_str().contains(needle)
-                        || v.as_bytes()
-                            .windows(needle.len())
-                            .any(|w| w == needle.as_bytes())
-                })
-                || seen
-                    .body
-                    .windows(needle.len().max(1))
-                    .any(|w| w == needle.as_bytes())
-        })
-    }
-
-    fn push(&self, seen: Seen) {
-        self.0.lock().unwrap().push(seen);
-    }
+/// How many WebSocket handshakes the upstream accepted (recorded with the method `WS`).
+pub(crate) fn sockets(recorder: &Recorder) -> usize {
+    recorder
+        .seen()
+        .iter()
+        .filter(|seen| seen.method == "WS")
+        .count()
 }
 
 async fn record(State(recorder): State<Recorder>, request: Request) -> Response {
@@ -95,12 +52,7 @@ async fn record(State(recorder): State<Recorder>, request: Request) -> Response 
         .uri
         .path_and_query()
         .map_or("/".into(), |p| p.to_string());
-    recorder.push(Seen {
-        method: parts.method.to_string(),
-        target: target.clone(),
-        headers: parts.headers.clone(),
-        body,
-    });
+    recorder.record_body(&Request::from_parts(parts, ()), body);
     if target.starts_with("/users/slow") {
         tokio::time::sleep(Duration::from_secs(5)).await;
     }
@@ -127,13 +79,9 @@ async fn room(
     upgrade: WebSocketUpgrade,
     request: Request,
 ) -> Response {
-    let (parts, _) = request.into_parts();
-    recorder.push(Seen {
-        method: "WS".into(),
-        target: parts.uri.to_string(),
-        headers: parts.headers,
-        body: Bytes::new(),
-    });
+    let (mut parts, _) = request.into_parts();
+    parts.method = http::Method::from_bytes(b"WS").expect("a valid extension method");
+    recorder.record(&Request::from_parts(parts, ()));
     upgrade.on_upgrade(|mut socket| async move {
         while let Some(Ok(message)) = socket.recv().await {
             if let Message::Text(text) = message {
@@ -144,13 +92,7 @@ async fn room(
 }
 
 async fn events(State(recorder): State<Recorder>, request: Request) -> Response {
-    let (parts, _) = request.into_parts();
-    recorder.push(Seen {
-        method: "GET".into(),
-        target: parts.uri.to_string(),
-        headers: parts.headers,
-        body: Bytes::new(),
-    });
+    recorder.record(&request);
     (
         [("content-type", "text/event-stream")],
         "id: 1\ndata: {\"n\":1}\n\n",
@@ -396,7 +338,7 @@ pub(crate) fn pairs(headers: &[(String, String)]) -> Vec<(&str, &str)> {
 pub(crate) async fn still_serves(site: &Site) {
     let normal = |site: &Site| {
         site.upstream
-            .all()
+            .seen()
             .iter()
             .filter(|seen| seen.target == "/users/42")
             .count()

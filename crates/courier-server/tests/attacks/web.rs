@@ -4,7 +4,9 @@
 //! proxy must tell the page's own requests from another site's by `Origin`, `Sec-Fetch-Site`
 //! and the signed CSRF token, before anything reaches the upstream or the hub.
 
-use crate::harness::{exchange, good_write_headers, key, pairs, request, site, still_serves, Site};
+use crate::harness::{
+    exchange, good_write_headers, key, pairs, request, site, sockets, still_serves, Site,
+};
 use std::sync::atomic::Ordering;
 use tokio_tungstenite::tungstenite::client::IntoClientRequest;
 use tokio_tungstenite::tungstenite::Error as WsError;
@@ -243,7 +245,7 @@ async fn cross_site_websocket_hijacking_of_a_remote_channel_is_refused() {
             "{origin}"
         );
     }
-    assert_eq!(site.upstream.sockets(), 0, "no upstream socket was opened");
+    assert_eq!(sockets(&site.upstream), 0, "no upstream socket was opened");
     // The page's own origin and a trusted one are admitted.
     let own = format!("http://{}", site.proxy);
     assert_eq!(open_socket(&site, "room", Some(&own)).await.unwrap(), 101);
@@ -254,13 +256,13 @@ async fn cross_site_websocket_hijacking_of_a_remote_channel_is_refused() {
         101
     );
     for _ in 0..50 {
-        if site.upstream.sockets() == 2 {
+        if sockets(&site.upstream) == 2 {
             break;
         }
         tokio::time::sleep(std::time::Duration::from_millis(20)).await;
     }
     assert_eq!(
-        site.upstream.sockets(),
+        sockets(&site.upstream),
         2,
         "the admitted sockets reached the upstream"
     );
