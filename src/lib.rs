@@ -73,6 +73,7 @@
 //! | `server` | [`server`]: the proxy route (`Proxy`), with `client`, `allow-headers` and `session` |
 //! | `allow-headers` | [`layers::allow_headers`]: `AllowHeadersLayer` |
 //! | `auth` | [`layers::auth`]: `AuthLayer` |
+//! | `cache` | [`layers::cache`]: `CacheLayer` |
 //! | `cancel-previous` | [`layers::cancel_previous`]: `CancelPreviousLayer` |
 //! | `coalesce` | [`layers::coalesce`]: `CoalesceLayer` |
 //! | `context` | [`layers::context`]: `ContextLayer`, for the served request in axum handlers |

@@ -6,7 +6,7 @@
 //! request's method says and to its own configuration, so every layer works alone too.
 
 use crate::call::options::CallOptions;
-use crate::options::SessionMode;
+use crate::options::{CacheOptions, SessionMode};
 use crate::tree::endpoint::{Kind, RetrySetting};
 use http::HeaderName;
 use serde_json::{Map, Value};
@@ -61,6 +61,7 @@ struct Facts {
     forward: bool,
     allowed_headers: Vec<HeaderName>,
     meta: Map<String, Value>,
+    cache: Option<CacheOptions>,
 }
 
 impl EndpointMeta {
@@ -79,6 +80,7 @@ impl EndpointMeta {
                 forward: true,
                 allowed_headers: Vec::new(),
                 meta: Map::new(),
+                cache: None,
             }),
             timeout: None,
             coalesce: true,
@@ -135,6 +137,13 @@ impl EndpointMeta {
     #[must_use]
     pub fn meta(mut self, meta: Map<String, Value>) -> Self {
         self.facts().meta = meta;
+        self
+    }
+
+    /// Sets the endpoint's caching (`.cache()`), `None` for none.
+    #[must_use]
+    pub fn cache(mut self, cache: Option<CacheOptions>) -> Self {
+        self.facts().cache = cache;
         self
     }
 
@@ -232,5 +241,10 @@ impl EndpointMeta {
     /// The endpoint's free-form metadata.
     pub fn get_meta(&self) -> &Map<String, Value> {
         &self.facts.meta
+    }
+
+    /// The endpoint's caching (`.cache()`), when it declares one.
+    pub fn get_cache(&self) -> Option<&CacheOptions> {
+        self.facts.cache.as_ref()
     }
 }

@@ -380,12 +380,16 @@ impl From<bool> for SessionMode {
 }
 
 /// Caching declared on a read (the spec's `.cache(options)`). A read that declares it, and has
-/// no sensitive variables, may be sent as GET through the proxy.
+/// no sensitive variables, may be sent as GET through the proxy; a caller's `CacheLayer` keeps
+/// its successful answers for `revalidate` seconds.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct CacheOptions {
     /// Seconds a cached response stays fresh.
     pub revalidate: Option<u64>,
+    /// Seconds after that during which the stale response is still answered while a fresh one
+    /// is fetched in the background.
+    pub stale_while_revalidate: Option<u64>,
 }
 
 impl CacheOptions {
@@ -398,6 +402,14 @@ impl CacheOptions {
     #[must_use]
     pub fn revalidate(mut self, seconds: u64) -> Self {
         self.revalidate = Some(seconds);
+        self
+    }
+
+    /// Seconds after `revalidate` during which the stale response is still answered while a
+    /// fresh one is fetched in the background.
+    #[must_use]
+    pub fn stale_while_revalidate(mut self, seconds: u64) -> Self {
+        self.stale_while_revalidate = Some(seconds);
         self
     }
 }

@@ -6,6 +6,7 @@
 //! | [`cancel_previous`] | `CancelPreviousLayer` | a newer read of a listed endpoint cancels the older in-flight one (status 499) |
 //! | [`session`] | `SessionLayer` | the served user's session cookies and bearer token; CSRF and origin checks on writes; `set-cookie` pass-back |
 //! | [`forward`] | `ForwardLayer` | request id, trace context, client address, user agent, locale and named headers from the served request |
+//! | [`cache`] | `CacheLayer` | a read's successful answer kept for its `revalidate` time and answered from memory |
 //! | [`coalesce`] | `CoalesceLayer` | identical in-flight reads share one upstream call |
 //! | [`retry`] | `RetryLayer` | retries reads and idempotent calls on 0, 429, 502, 503, 504 with backoff |
 //! | [`timeout`] | `TimeoutLayer` | bounds each attempt |
@@ -13,7 +14,7 @@
 //! | [`auth`] | `AuthLayer` | sets `Authorization` from an async token supplier |
 //! | [`trace`] | `trace_layer()` | tower-http's `TraceLayer` with `tracing`, set up for courier's calls |
 //!
-//! Each module is behind a cargo feature of its name (`allow-headers`, `auth`,
+//! Each module is behind a cargo feature of its name (`allow-headers`, `auth`, `cache`,
 //! `cancel-previous`, `coalesce`, `context`, `forward`, `retry`, `session`, `timeout`, `trace`;
 //! `axum` for `ContextLayer`'s peer address); `full`, the default, turns them all on. A crate that
 //! uses a few names them: `default-features = false, features = ["coalesce"]`.
@@ -26,7 +27,7 @@
 //! What a layer decides for each request — the timeout's bound, whether a read may share a
 //! call, which reads cancel each other, the retry policy, whether the session or forwarding
 //! applies, which headers cross — it asks of a small trait of its module (`TimeoutFor`,
-//! `CoalesceFor`, `CancelFor`, `RetryFor`, `SessionFor`, `ForwardFor`, `AllowFor`), as
+//! `CoalesceFor`, `CacheFor`, `CancelFor`, `RetryFor`, `SessionFor`, `ForwardFor`, `AllowFor`), as
 //! tower-http's layers ask a `MakeRequestId` or a `Predicate`. A closure over the request
 //! implements each, so a layer serves any `Service<http::Request<B>>` — a bare hyper-util client
 //! included, as each module's docs show — with no courier definition at all.
@@ -40,6 +41,8 @@
 //! `CancelPrevious → Session → Forward → middleware (.use) → Coalesce → Retry → Timeout → transport`
 
 mod body;
+#[cfg(any(feature = "cache", feature = "coalesce"))]
+mod key;
 mod meta;
 
 pub use crate::body::BufferedBody;
@@ -49,6 +52,8 @@ pub use crate::meta::FromMeta;
 pub mod allow_headers;
 #[cfg(feature = "auth")]
 pub mod auth;
+#[cfg(feature = "cache")]
+pub mod cache;
 #[cfg(feature = "cancel-previous")]
 pub mod cancel_previous;
 #[cfg(feature = "coalesce")]

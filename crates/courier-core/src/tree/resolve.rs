@@ -293,6 +293,7 @@ fn resolve_endpoint(
     .forward(options.forward)
     .allowed_headers(allowed_headers.iter().cloned())
     .meta(options.meta.clone())
+    .cache(def.as_http().and_then(|h| h.cache_options().cloned()))
     .coalesce(options.coalesce.unwrap_or(source.coalesce));
     if let Some(timeout) = options.timeout.or(source.timeout) {
         meta = meta.timeout(timeout);

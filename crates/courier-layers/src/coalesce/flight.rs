@@ -15,7 +15,7 @@
 use super::answer::{Outcome, Sender};
 use super::body::CoalesceBody;
 use super::error::Interrupted;
-use super::key::Key;
+use crate::key::Key;
 use courier_core::BoxError;
 use http::{HeaderName, Response};
 use std::collections::hash_map::{Entry, RandomState};

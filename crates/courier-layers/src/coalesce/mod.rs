@@ -197,7 +197,6 @@ mod body;
 pub mod error;
 mod flight;
 pub mod future;
-mod key;
 mod lead;
 #[cfg(test)]
 mod tests;
@@ -206,8 +205,8 @@ pub use self::body::CoalesceBody;
 
 use self::flight::{InFlight, Join};
 use self::future::ResponseFuture;
-use self::key::Key;
 use self::lead::Leader;
+use crate::key::{self, Key};
 use crate::{BufferedBody, FromMeta};
 use bytes::Bytes;
 use courier_core::{BoxError, EndpointMeta, Kind};

@@ -1,8 +1,8 @@
 use super::body::CoalesceBody;
 use super::error::{Interrupted, Shared};
 use super::flight::{InFlight, Join};
-use super::key::{Key, TRACING_HEADERS};
 use super::{Coalesce, CoalesceLayer};
+use crate::key::{Key, TRACING_HEADERS};
 use crate::BufferedBody;
 use bytes::Bytes;
 use courier_core::context::ServedRequest;

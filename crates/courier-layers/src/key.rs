@@ -1,13 +1,13 @@
-//! Which requests may share a call, and the key that finds a call in flight and says two
-//! requests are identical.
+//! The key that says two requests are identical: what coalescing shares a call by and the
+//! cache finds an answer by.
 
-use http::header::{ACCEPT, UPGRADE};
+use http::header::{ACCEPT, AUTHORIZATION, COOKIE, UPGRADE};
 use http::{HeaderName, HeaderValue, Request};
 use std::fmt;
-use std::hash::{BuildHasher, Hasher};
+use std::hash::{Hash, Hasher};
 
 /// Per-request tracing headers: they name a request, never change its response.
-pub(super) const TRACING_HEADERS: [HeaderName; 3] = [
+pub(crate) const TRACING_HEADERS: [HeaderName; 3] = [
     HeaderName::from_static("x-request-id"),
     HeaderName::from_static("traceparent"),
     HeaderName::from_static("tracestate"),
@@ -38,10 +38,12 @@ fn wants_stream(name: &HeaderName, value: &HeaderValue) -> bool {
 /// always), the body and the headers follow, and the whole buffer is compared on a hash hit, so
 /// a hash collision never shares a call.
 #[derive(PartialEq, Eq)]
-pub(super) struct Key {
+pub(crate) struct Key {
     bytes: Vec<u8>,
     /// How much of `bytes` is hashed.
     hashed: usize,
+    /// Whether an `authorization` or `cookie` header is among the keyed headers.
+    credentials: bool,
 }
 
 /// Every field is written as its length (four bytes: a field of 4 GiB or more is never keyed)
@@ -53,7 +55,7 @@ impl Key {
     /// The key of `request`, whose body is `body`; `None` when a header asks for an event
     /// stream or a protocol upgrade, whose response cannot be shared, or when a field is 4 GiB
     /// or longer (such a read is sent unshared).
-    pub(super) fn new<B>(
+    pub(crate) fn new<B>(
         request: &Request<B>,
         body: &[u8],
         ignored: &[HeaderName],
@@ -69,6 +71,9 @@ impl Key {
         }
         // Stable: the values of one name keep their order.
         headers.sort_by(|(a, _), (b, _)| a.as_str().cmp(b.as_str()));
+        let credentials = headers
+            .iter()
+            .any(|(name, _)| **name == AUTHORIZATION || **name == COOKIE);
 
         let uri = request.uri();
         let mut key = Writer(Vec::with_capacity(128));
@@ -86,12 +91,14 @@ impl Key {
         Some(Self {
             bytes: key.0,
             hashed,
+            credentials,
         })
     }
 
     /// The hash a call with this key is found by: of the method, path and query, and body
     /// length, written at the start of the key, hashed in one go.
-    pub(super) fn hash(&self, hasher: &impl BuildHasher) -> u64 {
+    #[cfg(feature = "coalesce")]
+    pub(crate) fn hash(&self, hasher: &impl std::hash::BuildHasher) -> u64 {
         let mut state = hasher.build_hasher();
         state.write(&self.bytes[..self.hashed]);
         state.finish()
@@ -100,11 +107,31 @@ impl Key {
     /// The key of `request`, or `None` when its body is streamed (a streamed body cannot be
     /// compared, and is sent once, unshared) or it asks for a stream.
     #[cfg(test)]
-    pub(super) fn of<B: crate::BufferedBody>(
+    pub(crate) fn of<B: crate::BufferedBody>(
         request: &Request<B>,
         ignored: &[HeaderName],
     ) -> Option<Self> {
         Self::new(request, request.body().buffered()?, ignored)
+    }
+}
+
+impl Hash for Key {
+    /// The start of the key only, as [`Key::hash`]: equal keys have equal starts.
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        state.write(&self.bytes[..self.hashed]);
+    }
+}
+
+#[cfg(feature = "cache")]
+impl Key {
+    /// Whether the key holds credentials: an `authorization` or `cookie` header.
+    pub(crate) fn has_credentials(&self) -> bool {
+        self.credentials
+    }
+
+    /// The key's size in bytes.
+    pub(crate) fn len(&self) -> usize {
+        self.bytes.len()
     }
 }
 

@@ -1,0 +1,90 @@
+//! `Cache-Control`: the directives the cache reads, and whether an answer may be kept.
+
+use super::CacheRule;
+use crate::key::Key;
+use http::header::{CACHE_CONTROL, SET_COOKIE, VARY};
+use http::{HeaderMap, StatusCode};
+use std::time::Duration;
+
+/// The `Cache-Control` directives the cache acts on, from every `cache-control` header.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub(super) struct Directives {
+    pub(super) no_store: bool,
+    pub(super) no_cache: bool,
+    pub(super) private: bool,
+    pub(super) max_age: Option<u64>,
+}
+
+impl Directives {
+    /// Reads `headers`. A directive is matched without regard to case; a `max-age` that is not
+    /// a number is taken as 0 (not fresh), as RFC 9111 asks of an invalid one.
+    pub(super) fn of(headers: &HeaderMap) -> Self {
+        let mut directives = Self::default();
+        for value in headers.get_all(CACHE_CONTROL) {
+            let Ok(value) = value.to_str() else {
+                // Not text: nothing in it can be trusted; treat it as `no-store`.
+                directives.no_store = true;
+                continue;
+            };
+            for directive in value.split(',') {
+                let (name, argument) = match directive.split_once('=') {
+                    Some((name, argument)) => {
+                        (name.trim(), Some(argument.trim().trim_matches('"')))
+                    }
+                    None => (directive.trim(), None),
+                };
+                if name.eq_ignore_ascii_case("no-store") {
+                    directives.no_store = true;
+                } else if name.eq_ignore_ascii_case("no-cache") {
+                    directives.no_cache = true;
+                } else if name.eq_ignore_ascii_case("private") {
+                    directives.private = true;
+                } else if name.eq_ignore_ascii_case("max-age") {
+                    let seconds = argument.and_then(|a| a.parse().ok()).unwrap_or(0);
+                    // Of two, the shorter.
+                    directives.max_age =
+                        Some(directives.max_age.map_or(seconds, |m| m.min(seconds)));
+                }
+            }
+        }
+        directives
+    }
+}
+
+/// How long an answer may be kept: fresh for the first duration, then stale (answered while
+/// it is fetched again) for the second. `None` when it may not be kept at all.
+///
+/// Kept: a `200` without `set-cookie` or `Vary: *`, whose `Cache-Control` says neither
+/// `no-store` nor `no-cache`, fresh for the shorter of the rule's `revalidate` and the answer's
+/// `max-age` (one of them must be given, and not 0). A `private` answer is one user's: kept only
+/// for a request with credentials, whose key holds them, so that no other user's request finds
+/// it.
+pub(super) fn keep_for(
+    rule: &CacheRule,
+    status: StatusCode,
+    headers: &HeaderMap,
+    key: &Key,
+) -> Option<(Duration, Duration)> {
+    if status != StatusCode::OK
+        || headers.contains_key(SET_COOKIE)
+        || headers.get_all(VARY).iter().any(|v| {
+            v.as_bytes()
+                .split(|&b| b == b',')
+                .any(|n| n.trim_ascii() == b"*")
+        })
+    {
+        return None;
+    }
+    let directives = Directives::of(headers);
+    if directives.no_store || directives.no_cache || (directives.private && !key.has_credentials())
+    {
+        return None;
+    }
+    let max_age = directives.max_age.map(Duration::from_secs);
+    let fresh = match (rule.revalidate, max_age) {
+        (Some(revalidate), Some(max_age)) => revalidate.min(max_age),
+        (Some(fresh), None) | (None, Some(fresh)) => fresh,
+        (None, None) => return None,
+    };
+    (!fresh.is_zero()).then_some((fresh, rule.stale_while_revalidate))
+}
