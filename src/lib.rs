@@ -69,7 +69,7 @@
 //! | feature | adds |
 //! |---|---|
 //! | `full` | every feature below but `typescript` (the default) |
-//! | `client` | the callers: [`Caller`], [`Client`], [`ProxyCaller`], the transport, [`Error`], the [`sse`] and [`ws`] clients, the [`live`] hub of channels served in process; the layers of a call's stack come with it (`cancel-previous`, `session`, `forward`, `coalesce`, `retry`, `timeout`) |
+//! | `client` | the callers: [`Caller`], [`Client`], [`ProxyCaller`], the transport, [`Error`], the [`sse`] and [`ws`] clients, the [`live`] hub of channels served in process; the layers of a call's stack come with it (`cancel-previous`, `session`, `forward`, `cache`, `coalesce`, `retry`, `timeout`) |
 //! | `server` | [`server`]: the proxy route (`Proxy`), with `client`, `allow-headers` and `session` |
 //! | `allow-headers` | [`layers::allow_headers`]: `AllowHeadersLayer` |
 //! | `auth` | [`layers::auth`]: `AuthLayer` |

@@ -11,6 +11,7 @@ use courier_core::{
     CallOptions, Dispatch, FromResponse, HttpCallRequest, HttpResponse, HttpService, IntoVariables,
     Middleware, ResolvedEndpoint, RetryPolicy, RetrySetting,
 };
+use courier_layers::cache::{Cache, CacheBody, CacheLayer};
 use courier_layers::cancel_previous::{CancelPrevious, CancelPreviousLayer};
 use courier_layers::coalesce::{Coalesce, CoalesceBody, CoalesceLayer};
 use courier_layers::forward::{Forward, ForwardLayer};
@@ -148,6 +149,7 @@ impl ClientBuilder {
         middleware.extend(self.layers);
         let stack = Stack {
             retry: self.retry.map(RetryLayer::new),
+            cache: CacheLayer::new(),
             coalesce: CoalesceLayer::new(),
             middleware,
             session: source.session.clone().map(SessionLayer::new),
@@ -178,10 +180,13 @@ impl ClientBuilder {
 
 /// The layers every endpoint's service is built with, in DESIGN order, outermost first:
 /// cancel-previous, session, forward, middleware (the source's, then the builder's, then the
-/// endpoint's own), coalesce, retry, timeout, transport.
+/// endpoint's own), cache, coalesce, retry, timeout, transport.
 struct Stack {
     /// One for the client: its clones share one retry budget, so every endpoint draws on it.
     retry: Option<RetryLayer>,
+    /// One for the client: every endpoint's answers in one bounded memory. It keeps only the
+    /// answers of endpoints that declare `.cache()`.
+    cache: CacheLayer,
     coalesce: CoalesceLayer,
     middleware: Vec<Middleware>,
     session: Option<SessionLayer>,
@@ -190,11 +195,11 @@ struct Stack {
     cancel_previous: Option<CancelPreviousLayer>,
 }
 
-/// Coalescing, retry (unless turned off) and the timeout over the transport: the layers below
-/// the middleware.
+/// The cache, coalescing, retry (unless turned off) and the timeout over the transport: the
+/// layers below the middleware.
 type Core = MapResponse<
-    Coalesce<Either<retry::Retry<Timeout<TransportService>>, Timeout<TransportService>>>,
-    fn(Response<CoalesceBody<Body>>) -> Response<Body>,
+    Cache<Coalesce<Either<retry::Retry<Timeout<TransportService>>, Timeout<TransportService>>>>,
+    fn(Response<CacheBody<CoalesceBody<Body>>>) -> Response<Body>,
 >;
 /// The middleware over the core, type-erased, when there is any.
 type Middle = Either<Core, HttpService>;
@@ -224,6 +229,7 @@ impl Stack {
         let transport = transports.transport(&settings).map_err(Error::transport)?;
         let core: Core = ServiceBuilder::new()
             .map_response(into_body as fn(_) -> _)
+            .layer(self.cache.clone())
             .layer(self.coalesce.clone())
             .option_layer(self.retry.clone())
             .layer(TimeoutLayer::from_meta())
@@ -249,9 +255,9 @@ impl Stack {
     }
 }
 
-/// A response from the coalescing layer with courier's body: the inner body as it came, or the
-/// bytes of a shared answer.
-fn into_body(response: Response<CoalesceBody<Body>>) -> Response<Body> {
+/// A response from the cache and coalescing layers with courier's body: the inner body as it
+/// came, or the bytes of a kept or shared answer.
+fn into_body(response: Response<CacheBody<CoalesceBody<Body>>>) -> Response<Body> {
     response.map(Body::from)
 }
 

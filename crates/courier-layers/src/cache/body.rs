@@ -189,3 +189,21 @@ pub(super) struct Pending {
     pub(super) rule: CacheRule,
     pub(super) endpoint: Option<Arc<str>>,
 }
+
+/// Back to courier's own body, boxed only while an answer is being kept: the inner body as it
+/// was, or a kept answer's bytes.
+impl<B> From<CacheBody<B>> for courier_core::Body
+where
+    B: Body<Data = Bytes> + Into<courier_core::Body> + Send + Sync + 'static,
+    B::Error: Into<courier_core::BoxError>,
+{
+    fn from(body: CacheBody<B>) -> Self {
+        match body.kind {
+            Kind::Inner { body, tee: None } => body.into(),
+            Kind::Kept { data } => {
+                data.map_or_else(courier_core::Body::empty, courier_core::Body::from)
+            }
+            kind @ Kind::Inner { .. } => courier_core::Body::new(CacheBody { kind }),
+        }
+    }
+}
