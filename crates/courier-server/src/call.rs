@@ -16,7 +16,8 @@ use courier_core::{
     CallOptions, ChannelSource, EndpointDef, HttpAddress, Kind, ResolvedEndpoint, StreamSource,
 };
 use courier_layers::allow_headers::AllowHeadersLayer;
-use http::header::{CONTENT_TYPE, SET_COOKIE};
+use courier_layers::cache::CacheRule;
+use http::header::{CACHE_CONTROL, CONTENT_TYPE, SET_COOKIE};
 use http::HeaderName;
 use serde_json::Value;
 use std::collections::HashMap;
@@ -139,6 +140,10 @@ pub(crate) async fn serve_call(
     let context = served.clone();
     // The upstream call, behind the allow-lists: it sees the browser's allowed headers only,
     // and its answer goes back with the allowed ones only.
+    // A cached read's GET answer may be kept by the browser too (see `BrowserCache`).
+    let browser_rule = (method == Method::GET)
+        .then(|| http.cache_options().map(CacheRule::from_options))
+        .flatten();
     let upstream = tower::service_fn(move |request: Request<Variables>| {
         let (client, path, served) = (client.clone(), path.clone(), context.clone());
         async move {
@@ -151,7 +156,16 @@ pub(crate) async fn serve_call(
                 options = options.timeout(timeout);
             }
             let response = match client.pass_through(&path, variables, Some(&options)).await {
-                Ok(upstream) => upstream.map(AxumBody::new),
+                Ok(upstream) => {
+                    // Read off the upstream's own headers, before the allow-lists drop them.
+                    let keep = browser_rule
+                        .and_then(|rule| rule.for_browser(upstream.status(), upstream.headers()));
+                    let mut response = upstream.map(AxumBody::new);
+                    if let Some(keep) = keep {
+                        response.extensions_mut().insert(BrowserCache(keep));
+                    }
+                    response
+                }
                 Err(e) => failure(&e),
             };
             Ok::<_, std::convert::Infallible>(response)
@@ -159,9 +173,18 @@ pub(crate) async fn serve_call(
     });
     let mut request = Request::from_parts(parts, variables);
     request.extensions_mut().insert(endpoint.meta().clone());
-    let Ok(response) = allow.layer(upstream).oneshot(request).await;
+    let Ok(mut response) = allow.layer(upstream).oneshot(request).await;
+    if let Some(BrowserCache(keep)) = response.extensions_mut().remove() {
+        response.headers_mut().insert(CACHE_CONTROL, keep);
+    }
     Ok(with_served_headers(response, &served))
 }
+
+/// The `Cache-Control` a cached read's GET answer carries to the browser, `private, max-age=N`
+/// ([`CacheRule::for_browser`]): the browser may keep it as the client's cache does. Only for GET:
+/// a browser keeps no POST answer.
+#[derive(Clone)]
+struct BrowserCache(http::HeaderValue);
 
 /// A POST's whole body, within the proxy's limits: a declared `content-length` over the body
 /// limit is refused (413) from the head alone, before a byte of the body is read; a body that

@@ -105,7 +105,8 @@ async fn backend() -> SocketAddr {
             post(|h: HeaderMap, Json(body): Json<Value>| async move {
                 seen("POST", "/users".into(), None, &h, body)
             }),
-        );
+        )
+        .route("/rates", get(|| async { Json(json!({ "eur": 1.08 })) }));
     listen(app).await
 }
 
@@ -126,6 +127,10 @@ fn api(upstream: SocketAddr) -> ApiDef {
                 .prefix("/users")
                 .expose(true)
                 .endpoint("get", HttpEndpoint::get("/:id").cache(CacheOptions::new()))
+                .endpoint(
+                    "cached",
+                    HttpEndpoint::get("/:id").cache(CacheOptions::new().revalidate(30)),
+                )
                 .endpoint(
                     "create",
                     // Listing the message headers changes nothing: the proxy sends its own body.
@@ -162,6 +167,13 @@ fn api(upstream: SocketAddr) -> ApiDef {
             GroupDef::new()
                 .expose(true)
                 .endpoint("feed", courier_core::StreamEndpoint::get("/events")),
+        )
+        .group(
+            "market",
+            GroupDef::new().expose(true).endpoint(
+                "rates",
+                HttpEndpoint::get("/rates").cache(CacheOptions::new().revalidate(30)),
+            ),
         )
         .group(
             "admin",
@@ -349,6 +361,37 @@ async fn a_read_over_get_with_headers_filtered_both_ways() {
     );
     assert!(reply.header("x-internal").is_empty());
     assert!(reply.header("set-cookie").is_empty());
+}
+
+#[tokio::test]
+async fn a_cached_reads_get_answer_may_be_kept_by_the_browser() {
+    let proxy = proxy(backend().await).await;
+
+    let reply = send(proxy, "GET", &q("market", "rates", None), &[], "").await;
+    assert_eq!(reply.status, 200, "{:?}", reply.body);
+    assert_eq!(reply.header("cache-control"), ["private, max-age=30"]);
+
+    // Not for a POST, nor a read with no `revalidate`, nor an answer that sets a cookie or is
+    // not a 200.
+    let post = send(
+        proxy,
+        "POST",
+        &q("market", "rates", None),
+        &[("content-type", "application/json")],
+        r#"{"variables":null}"#,
+    )
+    .await;
+    assert_eq!(post.status, 200, "{:?}", post.body);
+    assert!(post.header("cache-control").is_empty());
+    let get = |name: &str, id: &str| q("users", name, Some(json!({ "id": id })));
+    let plain = send(proxy, "GET", &get("get", "7"), &[], "").await;
+    assert!(plain.header("cache-control").is_empty());
+    let with_cookie = send(proxy, "GET", &get("cached", "7"), &[], "").await;
+    assert_eq!(with_cookie.status, 200);
+    assert!(with_cookie.header("cache-control").is_empty());
+    let missing = send(proxy, "GET", &get("cached", "404"), &[], "").await;
+    assert_eq!(missing.status, 404);
+    assert!(missing.header("cache-control").is_empty());
 }
 
 #[tokio::test]

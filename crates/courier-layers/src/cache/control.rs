@@ -51,6 +51,30 @@ impl Directives {
     }
 }
 
+/// How long a browser may keep the answer of a read with `rule`: its `revalidate`, or the
+/// answer's `max-age` when shorter; `None` for an answer that is not a `200`, that sets a cookie,
+/// that says `no-store` or `no-cache`, or when neither gives a time.
+pub(super) fn browser_max_age(
+    rule: &CacheRule,
+    status: StatusCode,
+    headers: &HeaderMap,
+) -> Option<Duration> {
+    if status != StatusCode::OK || headers.contains_key(SET_COOKIE) {
+        return None;
+    }
+    let directives = Directives::of(headers);
+    if directives.no_store || directives.no_cache {
+        return None;
+    }
+    let max_age = directives.max_age.map(Duration::from_secs);
+    match (rule.revalidate, max_age) {
+        (Some(revalidate), Some(max_age)) => Some(revalidate.min(max_age)),
+        (fresh @ Some(_), None) | (None, fresh @ Some(_)) => fresh,
+        (None, None) => None,
+    }
+    .filter(|fresh| !fresh.is_zero())
+}
+
 /// How long an answer may be kept: fresh for the first duration, then stale (answered while
 /// it is fetched again) for the second. `None` when it may not be kept at all.
 ///

@@ -155,6 +155,34 @@ impl CacheRule {
         self
     }
 
+    /// The `Cache-Control` for a browser that may keep an answer of this rule: `private,
+    /// max-age=N`, N the rule's `revalidate` or the answer's own `max-age` when shorter. `None`
+    /// when the answer is not a `200`, sets a cookie, says `no-store` or `no-cache`, or neither
+    /// gives a time. The proxy puts it on its GET answers for cached reads.
+    ///
+    /// ```
+    /// use courier::layers::cache::CacheRule;
+    /// use http::{HeaderMap, StatusCode};
+    /// use std::time::Duration;
+    ///
+    /// let rule = CacheRule::new(Duration::from_secs(60));
+    /// let mut headers = HeaderMap::new();
+    /// assert_eq!(rule.for_browser(StatusCode::OK, &headers).unwrap(), "private, max-age=60");
+    /// headers.insert("cache-control", "max-age=10".parse().unwrap());
+    /// assert_eq!(rule.for_browser(StatusCode::OK, &headers).unwrap(), "private, max-age=10");
+    /// headers.insert("cache-control", "no-store".parse().unwrap());
+    /// assert_eq!(rule.for_browser(StatusCode::OK, &headers), None);
+    /// ```
+    pub fn for_browser(
+        &self,
+        status: http::StatusCode,
+        headers: &http::HeaderMap,
+    ) -> Option<HeaderValue> {
+        let max_age = control::browser_max_age(self, status, headers)?;
+        // Digits and ASCII text: always a valid header value.
+        HeaderValue::try_from(format!("private, max-age={}", max_age.as_secs())).ok()
+    }
+
     /// The rule an endpoint's `.cache()` declares.
     pub fn from_options(options: &CacheOptions) -> Self {
         Self {
