@@ -38,7 +38,7 @@
 //!
 //! The order `Caller` assembles, outermost first:
 //!
-//! `CancelPrevious → Session → Forward → middleware (.use) → Coalesce → Retry → Timeout → transport`
+//! `CancelPrevious → Session → Forward → middleware (.use) → Cache → Coalesce → Retry → Timeout → transport`
 
 mod body;
 #[cfg(any(feature = "cache", feature = "coalesce"))]

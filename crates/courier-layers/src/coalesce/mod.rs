@@ -101,7 +101,7 @@
 //! headers, so the key sees every credential, and before retry, so the callers share one
 //! retried answer:
 //!
-//! `CancelPrevious → Session → Forward → middleware → Coalesce → Retry → Timeout → transport`
+//! `CancelPrevious → Session → Forward → middleware → Cache → Coalesce → Retry → Timeout → transport`
 //!
 //! A service and its clones share their calls in flight; each service [`CoalesceLayer`] makes
 //! (each inner service it wraps) has its own.
