@@ -2,7 +2,9 @@
 //! through three HTTP/1.1 clients against the same local axum backend, one call at a time and 64
 //! calls in flight. The 64 calls in flight read 64 different users, so no client can answer two
 //! of them with one request; `caller-same` then shows courier's `Caller` with all 64 reading the
-//! same user, which its coalescing layer sends upstream once:
+//! same user, which its coalescing layer sends upstream once; `caller-cached` shows a read whose
+//! endpoint declares `.cache()`, answered from the client's memory after its first call (a
+//! cache's figure, not a comparison with the other clients):
 //!
 //! - `caller`: courier's [`Caller`], `client.users().get(UserId(id)).await` — building the request
 //!   from the definition, the default transport (hyper-util's pooled client under hyper-rustls,
@@ -88,6 +90,8 @@ struct UserId(u64);
 #[derive(courier::Group)]
 struct Users {
     get: Http<User, UserId>,
+    /// The same read with `.cache()`: after its first call, answered from memory.
+    cached: Http<User, UserId>,
 }
 
 #[derive(courier::Api)]
@@ -98,6 +102,9 @@ struct Bench {
 fn caller(base_url: &str) -> Caller<Bench> {
     let users = Group::new(Users {
         get: endpoint().get("/:id"),
+        cached: Http::from_def(
+            courier::HttpEndpoint::get("/:id").cache(courier::CacheOptions::new().revalidate(3600)),
+        ),
     })
     .prefix("/users");
     let api = ApiDef::builder()
@@ -325,6 +332,21 @@ fn count(spec: &str) {
             warm(&clients, name, call);
             clients.block_on(iterate(call, concurrency, iters));
         }
+        "caller-cached" => {
+            let caller = caller(&format!("http://{addr}"));
+            let call = |id| {
+                let caller = &caller;
+                async move {
+                    caller
+                        .users()
+                        .cached(UserId(id))
+                        .await
+                        .expect("caller call")
+                }
+            };
+            warm(&clients, name, call);
+            clients.block_on(iterate(call, concurrency, iters));
+        }
         "hyper-util" => {
             let hyper = hyper_client();
             let call = |id| hyper_get(&hyper, addr, id);
@@ -337,7 +359,7 @@ fn count(spec: &str) {
             warm(&clients, name, call);
             clients.block_on(iterate(call, concurrency, iters));
         }
-        other => panic!("no client {other:?}: caller, hyper-util or reqwest"),
+        other => panic!("no client {other:?}: caller, caller-cached, hyper-util or reqwest"),
     }
     drop(clients);
     backend.shut_down();
@@ -378,6 +400,19 @@ fn bench(c: &mut Criterion) {
         measure(&mut group, &clients, "reqwest", concurrency, |id| {
             reqwest_get(&reqwest, addr, id)
         });
+        measure(
+            &mut group,
+            &clients,
+            "caller-cached",
+            concurrency,
+            |id| async move {
+                caller_ref
+                    .users()
+                    .cached(UserId(id))
+                    .await
+                    .expect("caller call")
+            },
+        );
         if concurrency > 1 {
             measure(
                 &mut group,
