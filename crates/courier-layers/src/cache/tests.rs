@@ -338,3 +338,46 @@ fn cache_control_directives_are_read_from_every_header() {
     assert_eq!(Directives::of(&invalid).max_age, Some(0));
     let _ = SET_COOKIE;
 }
+
+#[tokio::test(start_paused = true)]
+async fn hits_misses_and_evictions_are_logged() {
+    let logs = courier_test_support::Captured::default();
+    let subscriber = tracing_subscriber::fmt()
+        .with_writer(logs.clone())
+        .with_ansi(false)
+        .with_max_level(tracing::Level::DEBUG)
+        .finish();
+    let _logging = tracing::subscriber::set_default(subscriber);
+    let upstream = Upstream::default();
+    let service = CacheLayer::new().max_entries(1).layer(upstream.service());
+    let read = |path: &str| {
+        let mut request = get(path);
+        request.extensions_mut().insert(
+            EndpointMeta::new("market.rates", Kind::Query)
+                .cache(Some(CacheOptions::new().revalidate(60))),
+        );
+        request
+    };
+
+    send(&service, read("/eur")).await;
+    send(&service, read("/eur")).await;
+    send(&service, read("/usd")).await;
+
+    let logged = logs.text();
+    assert!(
+        logged.contains("cache: miss endpoint=\"market.rates\""),
+        "{logged}"
+    );
+    assert!(
+        logged.contains("cache: answer kept endpoint=\"market.rates\""),
+        "{logged}"
+    );
+    assert!(
+        logged.contains("cache: hit endpoint=\"market.rates\""),
+        "{logged}"
+    );
+    assert!(
+        logged.contains("cache: least recently used answers evicted evicted=1"),
+        "{logged}"
+    );
+}
