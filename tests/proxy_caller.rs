@@ -701,6 +701,46 @@ async fn hooks_see_every_success_and_every_http_error() {
 }
 
 #[tokio::test]
+async fn on_error_sees_network_failures_and_timeouts_as_status_0() {
+    let s = setup().await;
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let hooks = |seen: &Arc<Mutex<Vec<(u16, bool)>>>| {
+        let seen = Arc::clone(seen);
+        move |error: &courier::Error| {
+            seen.lock()
+                .unwrap()
+                .push((error.status_code(), error.is_timeout()));
+        }
+    };
+
+    // A timeout: the caller's bound passes before the slow upstream answers.
+    let caller = ProxyCaller::<Demo>::routes(&s.proxy, s.routes())
+        .timeout(Duration::from_millis(150))
+        .on_error(hooks(&seen))
+        .build()
+        .unwrap();
+    assert!(caller.users().slow().await.unwrap_err().is_timeout());
+
+    // A network failure: nothing listens where the proxy should be.
+    let closed = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap();
+    let nowhere = ProxyCaller::<Demo>::routes(&format!("http://{closed}/api"), s.routes())
+        .on_error(hooks(&seen))
+        .build()
+        .unwrap();
+    assert!(nowhere
+        .users()
+        .get(UserId(4))
+        .await
+        .unwrap_err()
+        .is_network());
+
+    assert_eq!(*seen.lock().unwrap(), [(0, true), (0, false)]);
+}
+
+#[tokio::test]
 async fn the_cookie_jar_keeps_what_the_proxy_sets() {
     let s = setup().await;
     let caller = s.routes_caller();

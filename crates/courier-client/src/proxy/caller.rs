@@ -178,8 +178,11 @@ impl<A: ApiSpec> ProxyCallerBuilder<A> {
         self
     }
 
-    /// Called with every error that carries an HTTP status (the proxy's refusals and the
-    /// upstream's answers of 400 and above), before the call returns it.
+    /// Called with every HTTP error before the call returns it: an answer of 400 and above (the
+    /// proxy's refusals, the upstream's answers, a read cancelled by a newer one with 499), and,
+    /// with status 0, a call that got no answer (a network failure, a timeout). Not for an error
+    /// raised before anything was sent (a configuration error) nor for a call stopped by its own
+    /// cancellation signal.
     pub fn on_error(mut self, f: impl Fn(&Error) + Send + Sync + 'static) -> Self {
         self.hooks.on_error = Some(Arc::new(f));
         self
