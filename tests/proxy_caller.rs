@@ -119,6 +119,14 @@ struct Demo {
 }
 
 fn api(backend: SocketAddr) -> courier::Api<Demo> {
+    api_with(backend, |source| source)
+}
+
+/// The API, with what `source` adds to its source options.
+fn api_with(
+    backend: SocketAddr,
+    source: impl FnOnce(courier::ApiBuilder) -> courier::ApiBuilder,
+) -> courier::Api<Demo> {
     let users = Group::new(Users {
         get: endpoint().get("/:id").cache(CacheOptions::new()),
         search: endpoint().get("/search"),
@@ -169,11 +177,13 @@ fn api(backend: SocketAddr) -> courier::Api<Demo> {
     let admin = Group::new(Admin {
         purge: endpoint().post("/purge"),
     });
-    ApiDef::builder()
-        .base_url(format!("http://{backend}"))
-        .cancel_previous(["users.search"])
-        .build_typed(Demo { users, admin })
-        .expect("a valid definition")
+    source(
+        ApiDef::builder()
+            .base_url(format!("http://{backend}"))
+            .cancel_previous(["users.search"]),
+    )
+    .build_typed(Demo { users, admin })
+    .expect("a valid definition")
 }
 
 /// What reached a server: method, path and query, and the body as text.
@@ -668,6 +678,42 @@ async fn identical_reads_reach_the_proxy_once_and_deduplicate_cancels_the_older(
     let (first, second) = tokio::join!(first, second);
     assert_eq!(first.unwrap_err().status_code(), 499);
     assert_eq!(second.unwrap(), "late");
+
+    // The source form takes the source's own `deduplicate` as its default.
+    let source = api_with(s.backend, |source| source.deduplicate(true));
+    let from_source = ProxyCaller::source(&s.proxy, "demo", source)
+        .coalesce(false)
+        .build()
+        .unwrap();
+    let first = from_source.users().slow();
+    let second = async {
+        tokio::time::sleep(Duration::from_millis(30)).await;
+        from_source.users().slow().await
+    };
+    let (first, second) = tokio::join!(first, second);
+    assert_eq!(first.unwrap_err().status_code(), 499);
+    assert_eq!(second.unwrap(), "late");
+}
+
+#[tokio::test]
+async fn a_deduplicating_source_cancels_the_older_read_in_the_direct_client_too() {
+    let s = setup().await;
+    let caller = Caller::new(api_with(s.backend, |source| source.deduplicate(true))).unwrap();
+    let first = caller
+        .users()
+        .with(CallOptions::new().coalesce(false))
+        .slow();
+    let second = async {
+        tokio::time::sleep(Duration::from_millis(30)).await;
+        caller
+            .users()
+            .with(CallOptions::new().coalesce(false))
+            .slow()
+            .await
+    };
+    let (first, second) = tokio::join!(first, second);
+    assert_eq!(first.unwrap_err().status_code(), 499);
+    assert_eq!(second.unwrap(), "late");
 }
 
 #[tokio::test]
@@ -726,7 +772,7 @@ async fn on_error_sees_network_failures_and_timeouts_as_status_0() {
         .unwrap()
         .local_addr()
         .unwrap();
-    let nowhere = ProxyCaller::<Demo>::routes(&format!("http://{closed}/api"), s.routes())
+    let nowhere = ProxyCaller::<Demo>::routes(format!("http://{closed}/api"), s.routes())
         .on_error(hooks(&seen))
         .build()
         .unwrap();

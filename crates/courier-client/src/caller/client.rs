@@ -43,7 +43,7 @@ use tower::{Layer, Service, ServiceBuilder, ServiceExt};
 ///
 /// | layer | when |
 /// |---|---|
-/// | `CancelPreviousLayer` | the source lists endpoints in `cancel_previous` |
+/// | `CancelPreviousLayer` | the source lists endpoints in `cancel_previous`, or sets `deduplicate` |
 /// | `SessionLayer` | the source has `session` options |
 /// | `ForwardLayer` | the source has `forward` options |
 /// | the source's `middleware`, then [`ClientBuilder::layer`]s, then the endpoint's `.layer()`s | any |
@@ -154,7 +154,8 @@ impl ClientBuilder {
             middleware,
             session: source.session.clone().map(SessionLayer::new),
             forward: source.forward.clone().map(ForwardLayer::new),
-            cancel_previous: (!source.cancel_previous.is_empty()).then(CancelPreviousLayer::new),
+            cancel_previous: (!source.cancel_previous.is_empty() || source.deduplicate)
+                .then(CancelPreviousLayer::new),
         };
         let services = self
             .api

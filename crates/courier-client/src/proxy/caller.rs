@@ -97,7 +97,7 @@ pub struct ProxyCallerBuilder<A: ApiSpec> {
     timeout: Option<Duration>,
     coalesce: Option<bool>,
     cancel_previous: Option<Vec<String>>,
-    deduplicate: bool,
+    deduplicate: Option<bool>,
     credentials: Credentials,
     headers: Vec<(String, String)>,
     hooks: Hooks,
@@ -116,7 +116,7 @@ impl<A: ApiSpec> ProxyCallerBuilder<A> {
             timeout: None,
             coalesce: None,
             cancel_previous: None,
-            deduplicate: false,
+            deduplicate: None,
             credentials: Credentials::Include,
             headers: Vec::new(),
             hooks: Hooks::default(),
@@ -159,9 +159,10 @@ impl<A: ApiSpec> ProxyCallerBuilder<A> {
     }
 
     /// Every read cancels the call of the same endpoint still in flight (the older one fails
-    /// with status 499). Off by default, when only the `cancel_previous` reads do.
+    /// with status 499). Default: the source's own `deduplicate` in the source form; off in the
+    /// routes and boundary forms, where only the `cancel_previous` reads do.
     pub fn deduplicate(mut self, deduplicate: bool) -> Self {
-        self.deduplicate = deduplicate;
+        self.deduplicate = Some(deduplicate);
         self
     }
 
@@ -281,7 +282,7 @@ impl<A: ApiSpec> ProxyCallerBuilder<A> {
                 timeout: self.timeout,
                 coalesce,
                 cancel_previous,
-                deduplicate: self.deduplicate,
+                deduplicate: self.deduplicate.unwrap_or(api.options().deduplicate),
                 hooks: self.hooks,
             },
             &api,

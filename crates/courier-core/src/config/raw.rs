@@ -58,6 +58,7 @@ pub(super) struct RawSource {
     pub(super) coalesce: Option<bool>,
     #[serde(default)]
     pub(super) cancel_previous: Vec<String>,
+    pub(super) deduplicate: Option<bool>,
     #[serde(default)]
     pub(super) allowed_headers: Vec<String>,
     pub(super) path_options: Option<toml::Table>,

@@ -63,6 +63,7 @@ pub(super) fn source(
     }
     api = api
         .cancel_previous(raw.cancel_previous)
+        .deduplicate(raw.deduplicate.unwrap_or(false))
         .allowed_headers(raw.allowed_headers);
     if let Some(values) = raw.path_options {
         api = api.path_options(path_options(values, &at.key("path_options"))?);

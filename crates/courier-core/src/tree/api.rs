@@ -113,6 +113,14 @@ impl ApiBuilder {
         self
     }
 
+    /// Every read is cancelled by a newer call of the same endpoint still in flight, as if each
+    /// were listed in [`cancel_previous`](Self::cancel_previous) (the spec's `deduplicate`).
+    /// A proxy caller made from this source takes it as its default. Default false.
+    pub fn deduplicate(mut self, deduplicate: bool) -> Self {
+        self.options.deduplicate = deduplicate;
+        self
+    }
+
     /// Applies a tower layer to every request (the spec's `middleware`), outermost first.
     pub fn middleware(mut self, middleware: Middleware) -> Self {
         self.options.middleware.push(middleware);

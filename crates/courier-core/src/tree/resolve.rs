@@ -288,7 +288,10 @@ fn resolve_endpoint(
     )
     .sensitive(def.as_http().is_some_and(|h| h.is_sensitive()))
     .retry(options.retry.clone())
-    .cancel_previous(source.cancel_previous.contains(&path))
+    .cancel_previous(
+        source.cancel_previous.contains(&path)
+            || (source.deduplicate && def.as_http().is_some_and(|h| h.kind() == Kind::Query)),
+    )
     .session(options.session)
     .forward(options.forward)
     .allowed_headers(allowed_headers.iter().cloned())

@@ -67,6 +67,9 @@ pub struct SourceOptions {
     pub coalesce: bool,
     /// Dotted paths of reads that a newer call cancels while in flight.
     pub cancel_previous: Vec<String>,
+    /// Every read is cancelled by a newer call of the same endpoint, as if all were listed in
+    /// `cancel_previous`. Default false.
+    pub deduplicate: bool,
     /// Layers applied to every request, outermost first.
     pub middleware: Vec<Middleware>,
     /// Values for path parameters, resolved before every group's.
@@ -102,6 +105,7 @@ impl Default for SourceOptions {
             search_params_serializer: Arc::new(DefaultSearchParams),
             coalesce: true,
             cancel_previous: Vec::new(),
+            deduplicate: false,
             middleware: Vec::new(),
             path_options: None,
             timeout: None,

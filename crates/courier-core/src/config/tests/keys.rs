@@ -422,3 +422,28 @@ fn into_sources_hands_over_the_built_trees() {
     let sources = load(EXAMPLE).into_sources();
     assert_eq!(sources["demo"].endpoints().len(), 6);
 }
+
+#[test]
+fn deduplicate_and_the_cache_times_reach_the_tree() {
+    let text =
+        with_endpoint("get = \"/:id\"\ncache = { revalidate = 60, stale_while_revalidate = 30 }\n")
+            .replace("[sources.demo]\n", "[sources.demo]\ndeduplicate = true\n");
+    let config = load(&text);
+    let demo = config.source("demo").unwrap();
+    assert!(demo.options().deduplicate);
+    let endpoint = demo.endpoint("users.get").unwrap();
+    assert_eq!(
+        endpoint.definition().as_http().unwrap().cache_options(),
+        Some(
+            &CacheOptions::new()
+                .revalidate(60)
+                .stale_while_revalidate(30)
+        )
+    );
+    // A deduplicating source's reads are cancelled by newer calls, and carry their cache.
+    assert!(endpoint.meta().cancels_previous());
+    assert_eq!(
+        endpoint.meta().get_cache().and_then(|c| c.revalidate),
+        Some(60)
+    );
+}
