@@ -41,14 +41,14 @@ fn bench(c: &mut Criterion) {
     group.bench_function("get /users/:id?fields&tags", |b| {
         b.iter(|| {
             let vars = json!({ "id": 7, "fields": "name,email", "tags": ["a", "b"] });
-            build_request(&api, get, black_box(vars).into(), &none, None).expect("encodes")
+            build_request(&api, get, black_box(vars).into(), &none, None, None).expect("encodes")
         })
     });
     group.bench_function("post json", |b| {
         b.iter(|| {
             let vars =
                 json!({ "name": "Ada Lovelace", "email": "ada@example.com", "roles": ["admin"] });
-            build_request(&api, create, black_box(vars).into(), &none, None).expect("encodes")
+            build_request(&api, create, black_box(vars).into(), &none, None, None).expect("encodes")
         })
     });
     group.bench_function("post multipart 4 KiB", |b| {
@@ -60,8 +60,15 @@ fn bench(c: &mut Criterion) {
                     .filename("a.png")
                     .content_type("image/png"),
             );
-            build_request(&api, avatar, Variables::Form(black_box(form)), &none, None)
-                .expect("encodes")
+            build_request(
+                &api,
+                avatar,
+                Variables::Form(black_box(form)),
+                &none,
+                None,
+                None,
+            )
+            .expect("encodes")
         })
     });
     group.finish();

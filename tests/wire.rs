@@ -125,7 +125,7 @@ async fn send(api: &ApiDef, path: &str, vars: impl Into<Variables>) -> Value {
     let values = resolve_path_options(endpoint.path_options(), None)
         .await
         .unwrap();
-    let request = build_request(api, endpoint, vars.into(), &values, None).unwrap();
+    let request = build_request(api, endpoint, vars.into(), &values, None, None).unwrap();
     let client: Client<HttpConnector, Body> = Client::builder(TokioExecutor::new()).build_http();
     let response = client.request(request).await.unwrap();
     assert!(response.status().is_success(), "{}", response.status());

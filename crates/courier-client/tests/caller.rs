@@ -93,7 +93,7 @@ async fn backend(hits: Arc<AtomicUsize>) -> SocketAddr {
         .route("/users", post(echo_body))
         .route(
             "/search",
-            get(|RawQuery(q): RawQuery| async move { Json(pairs(q)) }),
+            get(|RawQuery(q): RawQuery| async move { Json(pairs(q)) }).post(echo_body),
         )
         .route("/headers", get(headers))
         .route("/text", get(|| async { "hello" }))
@@ -525,6 +525,44 @@ async fn the_client_is_a_tower_service() {
         .await
         .unwrap();
     assert_eq!(res.data, json!([["q", "x"]]));
+}
+
+#[tokio::test]
+async fn a_calls_method_forces_the_verb_and_the_encoding() {
+    let client = client().await;
+    let search = |method: Option<http::Method>| {
+        let options = method.map(|m| CallOptions::new().method(m));
+        let client = client.clone();
+        async move {
+            client
+                .call_with("misc.search", json!({ "q": "x" }), options.as_ref())
+                .await
+        }
+    };
+    // As defined: a GET, the variables in the query.
+    assert_eq!(search(None).await.unwrap().data, json!([["q", "x"]]));
+    // Forced to POST: the variables go in the body.
+    let posted = search(Some(http::Method::POST)).await.unwrap();
+    assert_eq!(posted.status, 201);
+    assert_eq!(posted.data["body"], json!({ "q": "x" }));
+    assert_eq!(posted.data["query"], json!([]));
+
+    // Neither another verb, nor a write as GET, is sent.
+    let err = search(Some(http::Method::PUT)).await.unwrap_err();
+    assert!(err.to_string().contains("GET or POST, not PUT"), "{err}");
+    let err = client
+        .call_with(
+            "users.create",
+            json!({ "name": "ada" }),
+            Some(&CallOptions::new().method(http::Method::GET)),
+        )
+        .await
+        .unwrap_err();
+    assert!(err.is_configuration(), "{err}");
+    assert!(
+        err.to_string().contains("writes: it cannot be sent as GET"),
+        "{err}"
+    );
 }
 
 #[allow(dead_code)]

@@ -8,8 +8,9 @@ use crate::transport::{Transport, TransportCache, TransportService};
 use courier_core::encode::Variables;
 use courier_core::{
     build_request, call_transport, resolve_path_options, ApiDef, Body, BodyService, BoxFuture,
-    CallOptions, Dispatch, FromResponse, HttpCallRequest, HttpResponse, HttpService, IntoVariables,
-    Middleware, ResolvedEndpoint, RetryPolicy, RetrySetting,
+    CallOptions, ConfigurationError, Dispatch, EndpointDef, ErrorCode, FromResponse,
+    HttpCallRequest, HttpResponse, HttpService, IntoVariables, Kind, Middleware, ResolvedEndpoint,
+    RetryPolicy, RetrySetting,
 };
 use courier_layers::cache::{CacheBody, CacheLayer};
 use courier_layers::cancel_previous::{CancelPrevious, CancelPreviousLayer};
@@ -279,6 +280,42 @@ fn from_cache(response: Response<CacheBody<CoalesceBody<Body>>>) -> Response<Bod
     response.map(Body::from)
 }
 
+/// The verb a call forces on an HTTP endpoint ([`CallOptions::method`]): GET or POST, never GET
+/// for a write (it would be sent again by anything that retries or prefetches a GET) nor for a
+/// read with sensitive variables (they would travel in the address, and into access logs).
+fn forced_method<'a>(
+    endpoint: &ResolvedEndpoint,
+    options: Option<&'a CallOptions>,
+) -> Result<Option<&'a Method>, Error> {
+    let Some(method) = options.and_then(CallOptions::get_method) else {
+        return Ok(None);
+    };
+    let EndpointDef::Http(http) = endpoint.definition() else {
+        return Ok(None);
+    };
+    let refuse = |why: String| {
+        Err(Error::from(
+            ConfigurationError::new(ErrorCode::InvalidOption, why).at(endpoint.path()),
+        ))
+    };
+    if *method != Method::GET && *method != Method::POST {
+        return refuse(format!("a call's method is GET or POST, not {method}"));
+    }
+    if *method == Method::GET && http.kind() == Kind::Mutation {
+        return refuse(format!(
+            "`{}` writes: it cannot be sent as GET",
+            endpoint.path()
+        ));
+    }
+    if *method == Method::GET && http.is_sensitive() {
+        return refuse(format!(
+            "`{}` has sensitive variables: it cannot be sent as GET",
+            endpoint.path()
+        ));
+    }
+    Ok(Some(method))
+}
+
 /// One untyped call, as [`Client`]'s `tower::Service` takes it.
 #[derive(Clone, Debug)]
 pub struct Call {
@@ -415,8 +452,16 @@ impl Client {
         options: Option<&CallOptions>,
     ) -> Result<Request<Body>, Error> {
         let headers = options.map(CallOptions::headers);
-        let mut request = build_request(&self.inner.api, endpoint, variables, values, headers)
-            .map_err(Error::request)?;
+        let method = forced_method(endpoint, options)?;
+        let mut request = build_request(
+            &self.inner.api,
+            endpoint,
+            variables,
+            values,
+            headers,
+            method,
+        )
+        .map_err(Error::request)?;
         if let Some(served) = options.and_then(CallOptions::get_context) {
             request.extensions_mut().insert(served.clone());
         }

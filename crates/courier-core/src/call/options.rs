@@ -81,7 +81,11 @@ impl CallOptions {
         self
     }
 
-    /// Forces the verb the proxy caller uses (GET or POST).
+    /// Forces the call's verb, GET or POST: the proxy caller's on the wire, the direct
+    /// caller's to the upstream, the variables encoded as that verb's (a GET's in the query, a
+    /// POST's in the body). A write is never taken as GET, nor a read with sensitive variables:
+    /// the direct caller fails such a call with `INVALID_OPTION` before anything is sent, and the
+    /// proxy refuses it with 405.
     pub fn method(mut self, method: Method) -> Self {
         self.method = Some(method);
         self

@@ -80,8 +80,10 @@ impl From<encode::EncodeError> for RequestError {
 /// Builds the request for one call of `endpoint`.
 ///
 /// `path_values` are the resolved path options ([`resolve_path_options`]); `headers` are the
-/// call's own, which win over the source's. The body's `Content-Type` is set from the encoding,
-/// over any header of that name. Streams and channels build their handshake GET the same way.
+/// call's own, which win over the source's; `method`, when given, replaces the endpoint's verb
+/// (the variables are encoded as that verb's: a GET's in the query, a POST's in the body). The
+/// body's `Content-Type` is set from the encoding, over any header of that name. Streams and
+/// channels build their handshake GET the same way.
 ///
 /// [`resolve_path_options`]: crate::resolve_path_options
 ///
@@ -96,7 +98,7 @@ impl From<encode::EncodeError> for RequestError {
 ///     .group("users", GroupDef::new().prefix("/users").endpoint("get", HttpEndpoint::get("/:id")))
 ///     .build()?;
 /// let endpoint = api.endpoint("users.get").unwrap();
-/// let req = build_request(&api, endpoint, json!({ "id": 7, "fields": "name" }).into(), &Map::new(), None)?;
+/// let req = build_request(&api, endpoint, json!({ "id": 7, "fields": "name" }).into(), &Map::new(), None, None)?;
 /// assert_eq!(req.uri(), "http://127.0.0.1:9000/v1/users/7?fields=name&lang=en");
 /// assert_eq!(req.headers()["x-api-key"], "secret");
 /// # Ok::<(), Box<dyn std::error::Error>>(())
@@ -107,9 +109,13 @@ pub fn build_request(
     variables: Variables,
     path_values: &Map<String, Value>,
     headers: Option<&HeaderMap>,
+    method: Option<&Method>,
 ) -> Result<Request<Body>, RequestError> {
     let options = api.options();
-    let target = target(endpoint, variables)?;
+    let mut target = target(endpoint, variables)?;
+    if let Some(method) = method {
+        target.method = method.clone();
+    }
     let template = match &target.template {
         Some(owned) => owned,
         None => endpoint

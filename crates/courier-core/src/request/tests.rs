@@ -66,6 +66,7 @@ fn build(api: &ApiDef, path: &str, vars: Value) -> Result<Request<Body>, Request
         vars.into(),
         &Map::new(),
         None,
+        None,
     )
 }
 
@@ -142,6 +143,7 @@ fn path_values_win_and_shadowing_variables_are_dropped() {
         vars.clone().into(),
         &values,
         None,
+        None,
     )
     .unwrap();
     assert_eq!(req.uri(), "http://h/acme/items?q=x");
@@ -150,6 +152,7 @@ fn path_values_win_and_shadowing_variables_are_dropped() {
         api.endpoint("t.add").unwrap(),
         vars.into(),
         &values,
+        None,
         None,
     )
     .unwrap();
@@ -172,6 +175,7 @@ fn call_headers_win_over_source_headers_and_content_type_follows_the_body() {
         json!({ "a": 1 }).into(),
         &Map::new(),
         Some(&call),
+        None,
     )
     .unwrap();
     assert_eq!(req.headers().get_all("x-api-key").iter().count(), 1);
@@ -215,6 +219,7 @@ fn via_errors_are_typed() {
         api.endpoint("g.fails").unwrap(),
         form,
         &Map::new(),
+        None,
         None,
     )
     .unwrap_err();
@@ -268,6 +273,7 @@ fn forms_and_custom_serializers_set_their_content_type() {
         api.endpoint("users.create").unwrap(),
         form.into(),
         &Map::new(),
+        None,
         None,
     )
     .unwrap();
@@ -340,11 +346,11 @@ fn the_path_joins_under_the_base_path_like_join_path() {
 fn a_scalar_fills_the_lone_parameter_unless_a_path_option_does() {
     let api = api(ApiDef::builder().base_url("http://h"));
     let endpoint = api.endpoint("users.get").unwrap();
-    let req = build_request(&api, endpoint, json!(7).into(), &Map::new(), None).unwrap();
+    let req = build_request(&api, endpoint, json!(7).into(), &Map::new(), None, None).unwrap();
     assert_eq!(req.uri(), "http://h/users/7");
 
     let mut fixed = Map::new();
     fixed.insert("id".into(), json!("me"));
-    let req = build_request(&api, endpoint, json!(7).into(), &fixed, None).unwrap();
+    let req = build_request(&api, endpoint, json!(7).into(), &fixed, None, None).unwrap();
     assert_eq!(req.uri(), "http://h/users/me");
 }
