@@ -10,7 +10,7 @@ use axum::{Json, Router};
 use bytes::Bytes;
 use courier_client::Client;
 use courier_core::{
-    ApiDef, CallOptions, CancellationToken, Event, GroupDef, Middleware, StreamEndpoint,
+    ApiDef, CallOptions, CancellationToken, Event, GroupDef, Middleware, StreamEndpoint, WireCall,
 };
 use courier_layers::auth::AuthLayer;
 use futures_util::{stream, StreamExt};
@@ -644,4 +644,31 @@ async fn a_refused_reconnection_is_the_last_item() {
         "no reconnection after a refusal"
     );
     assert!(format!("{events:?}").contains("done"), "{events:?}");
+}
+
+#[tokio::test]
+async fn a_via_stream_opens_at_the_address_its_closure_computes() {
+    let (addr, _) = server().await;
+    let via = StreamEndpoint::via(|variables| {
+        Ok(WireCall::get("/:which")
+            .variables(json!({ "which": variables["which"] }))
+            .header(
+                http::header::AUTHORIZATION,
+                http::HeaderValue::from_static("Bearer from-the-closure"),
+            ))
+    });
+    let api = ApiDef::builder()
+        .base_url(format!("http://{addr}"))
+        .group("live", GroupDef::new().endpoint("chosen", via))
+        .build()
+        .unwrap();
+    let client = Client::new(api).unwrap();
+
+    let mut events = client
+        .stream("live.chosen", json!({ "which": "headers" }), None)
+        .await
+        .unwrap();
+    let first = next(&mut events).await.unwrap().unwrap();
+    assert_eq!(first.data["authorization"], "Bearer from-the-closure");
+    assert_eq!(first.data["accept"], "text/event-stream");
 }

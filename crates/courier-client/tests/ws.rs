@@ -8,8 +8,8 @@
 use courier_client::ws::{ConnectionState, SendError};
 use courier_client::Client;
 use courier_core::{
-    ApiDef, Backoff, ChannelEndpoint, GroupDef, Heartbeat, MessageQueue, Middleware, WsAuth,
-    WsOptions,
+    ApiDef, Backoff, ChannelEndpoint, GroupDef, Heartbeat, MessageQueue, Middleware, WireCall,
+    WsAuth, WsOptions,
 };
 use courier_layers::auth::AuthLayer;
 use futures_util::{SinkExt, StreamExt};
@@ -813,4 +813,46 @@ async fn the_calls_signal_closes_the_connection() {
     );
     assert!(within("the end", room.next()).await.is_none());
     assert_eq!(room.state(), ConnectionState::Closed);
+}
+
+#[tokio::test]
+async fn a_via_channel_opens_at_the_address_its_closure_computes() {
+    let paths = Arc::new(Mutex::new(Vec::new()));
+    let record = paths.clone();
+    let respond = move |_: usize, request: &Request, response: Response| {
+        record.lock().unwrap().push(request.uri().to_string());
+        Ok(response)
+    };
+    let (addr, seen) = server_with(respond, echo).await;
+    let via = ChannelEndpoint::via(|variables| {
+        Ok(WireCall::get("/rooms/:id")
+            .variables(json!({ "id": variables["room"], "lang": variables["lang"] }))
+            .header(
+                http::HeaderName::from_static("x-room-key"),
+                http::HeaderValue::from_static("from-the-closure"),
+            ))
+    })
+    .send();
+    let api = ApiDef::builder()
+        .base_url(format!("http://{addr}"))
+        .group("chat", GroupDef::new().endpoint("room", via))
+        .build()
+        .unwrap();
+    let client = Client::builder(api).ws(fast()).build().unwrap();
+
+    let mut room = client
+        .channel("chat.room", json!({ "room": "lobby", "lang": "en" }), None)
+        .await
+        .unwrap();
+    room.send(json!({ "text": "hi" })).unwrap();
+    assert_eq!(
+        within("echo", room.next()).await.unwrap().unwrap(),
+        json!({ "text": "hi" })
+    );
+    // The closure's path and its leftover variables in the query, and its header.
+    assert_eq!(*paths.lock().unwrap(), ["/rooms/lobby?lang=en"]);
+    assert_eq!(
+        seen.headers.lock().unwrap()[0]["x-room-key"],
+        "from-the-closure"
+    );
 }

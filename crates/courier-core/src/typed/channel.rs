@@ -94,6 +94,7 @@ impl<R, V, S> super::group::Member for Channel<R, V, S> {
 
 impl<R, V, S> Endpoint for Channel<R, V, S> {
     type Vars = V;
+    type Response = R;
     type Call<'a, C: Dispatch + 'a, M: Mode> = ChannelCall<'a, C, R, V, S>;
 
     fn call<'a, C: Dispatch + 'a, M: Mode>(

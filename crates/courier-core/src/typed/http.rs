@@ -136,6 +136,7 @@ where
     V: crate::IntoVariables + Send,
 {
     type Vars = V;
+    type Response = R;
     type Call<'a, C: Dispatch + 'a, M: Mode> = HttpCall<'a, C, M, R, V>;
 
     fn call<'a, C: Dispatch + 'a, M: Mode>(

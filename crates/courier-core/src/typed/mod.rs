@@ -30,4 +30,7 @@ pub use self::describe::{Describe, TypeScript};
 pub use self::group::{Group, GroupMember, GroupSpec, Member};
 pub use self::http::{endpoint, EndpointHead, Http, HttpKind, Mutation, Query};
 pub use self::stream::{stream, Stream, StreamHead};
-pub use self::view::{ChannelCall, Data, Endpoint, HttpCall, Mode, Raw, Scope, StreamCall};
+pub use self::view::{
+    ChannelCall, Data, Endpoint, HttpCall, InferResponse, InferVariables, Mode, Raw, Scope,
+    StreamCall,
+};

@@ -66,6 +66,7 @@ impl<R, V> super::group::Member for Stream<R, V> {
 
 impl<R, V> Endpoint for Stream<R, V> {
     type Vars = V;
+    type Response = R;
     type Call<'a, C: Dispatch + 'a, M: Mode> = StreamCall<'a, C, R, V>;
 
     fn call<'a, C: Dispatch + 'a, M: Mode>(

@@ -186,6 +186,9 @@ impl<C, M> fmt::Debug for Scope<'_, C, M> {
 pub trait Endpoint {
     /// The variables a call takes.
     type Vars;
+    /// What a call gives: an HTTP endpoint's body, a stream's events' data, a channel's
+    /// messages.
+    type Response;
     /// The typed call.
     type Call<'a, C: Dispatch + 'a, M: Mode>;
     /// Makes the call `name` in `scope`.
@@ -195,6 +198,30 @@ pub trait Endpoint {
         vars: Self::Vars,
     ) -> Self::Call<'a, C, M>;
 }
+
+/// The variables an endpoint's calls take, read off its field type (the spec's
+/// `InferVariables`).
+///
+/// ```
+/// use courier::typed::{Http, InferResponse, InferVariables, Mutation, Stream};
+/// # #[derive(serde::Serialize, serde::Deserialize)] struct User;
+/// # #[derive(serde::Serialize)] struct NewUser;
+/// # #[derive(serde::Serialize, serde::Deserialize)] struct Tick;
+/// type Create = Http<User, NewUser, Mutation>;
+/// fn create(variables: InferVariables<Create>) -> InferResponse<Create> {
+///     let NewUser = variables;
+///     User
+/// }
+/// let Tick: InferResponse<Stream<Tick, u64>> = Tick;
+/// let every: InferVariables<Stream<Tick, u64>> = 5_u64;
+/// # let _ = (create(NewUser), every);
+/// ```
+pub type InferVariables<E> = <E as Endpoint>::Vars;
+
+/// What an endpoint's calls give, read off its field type (the spec's `InferResponse`): an HTTP
+/// endpoint's response body, a stream's event data, a channel's message. See
+/// [`InferVariables`].
+pub type InferResponse<E> = <E as Endpoint>::Response;
 
 /// A typed HTTP call: `.await` it (it is [`IntoFuture`]) for the body, or for the whole
 /// response in raw mode.
