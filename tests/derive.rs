@@ -879,3 +879,57 @@ async fn the_hand_written_twin_matches_the_derive() {
         .collect();
     assert_eq!(paths, ["derived.list", "by_hand.list"]);
 }
+
+#[derive(courier::Group)]
+pub struct Shelf {
+    /// `GET /books`: the shelf's books, called as an endpoint...
+    #[courier(rename = "books")]
+    pub all_books: Http<Vec<String>>,
+    /// ...and `books` read as a group too, named the same.
+    pub books: Group<Books>,
+}
+
+#[derive(courier::Group)]
+pub struct Books {
+    pub get: Http<String, u64>,
+}
+
+#[derive(courier::Api)]
+pub struct Library {
+    pub shelf: Group<Shelf>,
+}
+
+#[tokio::test]
+async fn a_member_named_like_its_contained_group_is_both_endpoint_and_group() {
+    let app = axum::Router::new()
+        .route(
+            "/books",
+            axum::routing::get(|| async { axum::Json(json!(["Dune"])) }),
+        )
+        .route(
+            "/books/{id}",
+            axum::routing::get(
+                |axum::extract::Path(id): axum::extract::Path<u64>| async move {
+                    axum::Json(json!(format!("book {id}")))
+                },
+            ),
+        );
+    let addr = courier_test_support::serve(app).await;
+    let shelf = Group::new(Shelf {
+        all_books: endpoint().get("/books"),
+        books: Group::new(Books {
+            get: endpoint().get("/:id"),
+        })
+        .prefix("/books"),
+    });
+    let api = ApiDef::builder()
+        .base_url(format!("http://{addr}"))
+        .build_typed(Library { shelf })
+        .unwrap();
+    assert!(api.def().endpoint("shelf.books").is_some());
+    assert!(api.def().endpoint("shelf.books.get").is_some());
+
+    let caller = courier::Caller::new(api).unwrap();
+    assert_eq!(caller.shelf().all_books().await.unwrap(), ["Dune"]);
+    assert_eq!(caller.shelf().books().get(7).await.unwrap(), "book 7");
+}

@@ -64,6 +64,9 @@ struct Users {
     #[courier(rename = "chatRoom")]
     room: Channel<Say, String, Say>,
     news: Channel<Say, String>,
+    /// Named like the contained group below: both an endpoint and a group.
+    #[courier(rename = "settings")]
+    all_settings: Http<Vec<String>>,
     settings: Group<Settings>,
 }
 
@@ -95,6 +98,7 @@ fn api() -> courier::Api<Example> {
         presence: stream().get("/presence"),
         room: channel().connect("/room/:id").send(),
         news: channel().connect("/news/:id"),
+        all_settings: endpoint().get("/settings"),
         settings,
     })
     .expose(true);
@@ -124,6 +128,8 @@ fn each_exposed_endpoint_carries_its_rust_types() {
         // Push-only: no `send`.
         r#""users.news": { variables: string; response: Say };"#,
         r#""users.settings.theme": { variables: null; response: string };"#,
+        // The endpoint named like the group beside it.
+        r#""users.settings": { variables: null; response: Array<string> };"#,
     ] {
         assert!(module.contains(entry), "{entry}\n{module}");
     }

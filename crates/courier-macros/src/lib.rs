@@ -183,7 +183,11 @@
 //!   field named `options` may keep its name when `rename` gives the endpoint another.
 //! - In an `Api`, fields named `client` and `into_client` would shadow the client's own
 //!   methods: name the field otherwise and keep the group's name with `rename`.
-//! - Two fields may not take the same name.
+//! - Two fields may not take the same name, but for a group and an endpoint: a member named like
+//!   a contained group is both callable as the endpoint and readable as the group. The two
+//!   fields keep their own methods (`#[courier(rename = "posts")] all_posts: Http<…>` beside
+//!   `posts: Group<Posts>` calls `users.posts` with `all_posts()` and reads the group with
+//!   `posts()`).
 //! - A raw identifier is named without its `r#`: `r#type` is the endpoint `type`.
 //!
 //! A name with a dot is not refused here: it reaches the builder, which refuses it with

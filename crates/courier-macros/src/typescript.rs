@@ -33,10 +33,14 @@ pub(crate) fn expand(input: &DeriveInput) -> TokenStream {
             .get("rename")
             .map(|lit| lit.value())
             .unwrap_or_else(|| ident.unraw().to_string());
-        if seen.contains(&name) {
+        // A group and an endpoint may share a name; two of one kind are the other derive's
+        // error, described once here.
+        let group = matches!(&field.ty, syn::Type::Path(p)
+            if p.path.segments.last().is_some_and(|s| s.ident == "Group"));
+        if seen.contains(&(name.clone(), group)) {
             return None;
         }
-        seen.push(name.clone());
+        seen.push((name.clone(), group));
         let ty = &field.ty;
         Some(quote_spanned! {ty.span()=>
             <#ty as ::courier::typed::Describe>::describe(
