@@ -5,6 +5,7 @@ use crate::error::Error;
 use crate::opener::{handshake_request, Opener};
 use crate::read::{self, ReadAs};
 use crate::transport::{Transport, TransportCache, TransportService};
+use courier_core::context::ServedRequest;
 use courier_core::encode::Variables;
 use courier_core::{
     build_request, call_transport, resolve_path_options, ApiDef, Body, BodyService, BoxFuture,
@@ -431,15 +432,26 @@ impl Client {
 impl Client {
     /// Builds `endpoint`'s request: path options resolved, variables encoded, the call's headers
     /// and served context applied.
+    ///
+    /// Computed path options see the request being served: the call's own
+    /// ([`CallOptions::context`]), else the one in scope ([`ServedRequest::current`], set by a
+    /// `ContextLayer` or the proxy); none outside a server.
     async fn request(
         &self,
         endpoint: &ResolvedEndpoint,
         variables: Variables,
         options: Option<&CallOptions>,
     ) -> Result<Request<Body>, Error> {
-        let values = resolve_path_options(endpoint.path_options(), None)
-            .await
-            .map_err(Error::path_options)?;
+        let served = options
+            .and_then(CallOptions::get_context)
+            .cloned()
+            .or_else(ServedRequest::current);
+        let values = resolve_path_options(
+            endpoint.path_options(),
+            served.as_ref().map(ServedRequest::parts),
+        )
+        .await
+        .map_err(Error::path_options)?;
         self.build(endpoint, variables, &values, options)
     }
 
