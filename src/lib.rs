@@ -48,7 +48,7 @@
 //!
 //! | names | for |
 //! |---|---|
-//! | [`ApiDef`], [`ApiBuilder`], [`GroupDef`], [`HttpEndpoint`], [`StreamEndpoint`], [`ChannelEndpoint`], [`Kind`], [`SourceOptions`], [`ResponseParser`], [`PathOptions`], [`Via`], [`WireCall`], [`Topic`], [`EndpointDef`], [`EndpointOptions`], [`HttpAddress`], [`StreamSource`], [`ChannelSource`], [`ResolvedEndpoint`], [`ResolvedGroup`] | the runtime tree: declaring a source, reading it back |
+//! | [`ApiDef`], [`ApiBuilder`], [`GroupDef`], [`HttpEndpoint`], [`StreamEndpoint`], [`ChannelEndpoint`], [`Kind`], [`SourceOptions`], [`ResponseParser`], [`PathOptions`], [`ResolvedPathOptions`], [`Via`], [`WireCall`], [`Topic`], [`EndpointDef`], [`EndpointOptions`], [`HttpAddress`], [`StreamSource`], [`ChannelSource`], [`ResolvedEndpoint`], [`ResolvedGroup`] | the runtime tree: declaring a source, reading it back |
 //! | [`CacheOptions`], [`RetryPolicy`], [`RetrySetting`], [`Backoff`], [`SessionOptions`], [`SessionMode`], [`Csrf`], [`CsrfKey`], [`ForwardOptions`], [`HeaderToggle`], [`ResponseType`], [`WsOptions`], [`WsAuth`], [`Heartbeat`], [`MessageQueue`] | the options of sources, groups and endpoints |
 //! | [`Event`], [`EventStream`], [`MessageStream`], [`StreamHandler`], [`ChannelHandler`], [`ChannelHandlers`], [`Peer`], [`PeerHandler`], [`StreamRequest`], [`ChannelRequest`] | streams and channels served here (`.implement()`) |
 //! | [`Caller`], [`Client`], [`ProxyCaller`], [`CallOptions`], [`HttpResponse`], [`Progress`], [`UploadProgress`], [`CancellationToken`] | calling |
@@ -94,9 +94,10 @@ pub use courier_core::{
     Dispatcher, EndpointDef, EndpointMeta, EndpointOptions, ErrorCode, Event, EventStream, Fetch,
     ForwardOptions, FromResponse, GroupDef, HeaderToggle, Heartbeat, HttpEndpoint, HttpResponse,
     HttpService, Kind, MessageQueue, MessageStream, Middleware, PathOptions, Peer, PeerHandler,
-    Progress, ResolvedEndpoint, ResolvedGroup, ResponseBody, ResponseParser, ResponseType,
-    RetryPolicy, RetrySetting, SessionMode, SessionOptions, SourceOptions, StreamEndpoint,
-    StreamHandler, StreamRequest, TransportOptions, UploadProgress, WsAuth, WsOptions,
+    Progress, ResolvedEndpoint, ResolvedGroup, ResolvedPathOptions, ResponseBody, ResponseParser,
+    ResponseType, RetryPolicy, RetrySetting, SessionMode, SessionOptions, SourceOptions,
+    StreamEndpoint, StreamHandler, StreamRequest, TransportOptions, UploadProgress, WsAuth,
+    WsOptions,
 };
 pub use courier_core::{
     ChannelDispatch, ChannelSource, HttpAddress, HttpCallRequest, IntoVariables, StreamDispatch,

@@ -7,7 +7,10 @@ use axum::routing::get;
 use axum::Router;
 use courier::context::ServedRequest;
 use courier::server::Proxy;
-use courier::{ApiDef, CallOptions, Client, GroupDef, HttpEndpoint, PathOptions, StreamEndpoint};
+use courier::{
+    ApiDef, CallOptions, Client, GroupDef, HttpEndpoint, PathOptions, SessionOptions,
+    StreamEndpoint,
+};
 use courier_test_support::Recorder;
 use http_body_util::BodyExt;
 use serde_json::json;
@@ -24,10 +27,19 @@ async fn backend(recorder: Recorder) -> SocketAddr {
                 let event = format!("data: {}\n\n", json!({ "path": path }));
                 return ([("content-type", "text/event-stream")], event);
             }
-            (
-                [("content-type", "application/json")],
-                json!({ "path": path }).to_string(),
-            )
+            let header = |name: &str| {
+                request
+                    .headers()
+                    .get(name)
+                    .and_then(|value| value.to_str().ok())
+                    .map(str::to_owned)
+            };
+            let seen = json!({
+                "path": path,
+                "x-tenant": header("x-tenant"),
+                "cookie": header("cookie"),
+            });
+            ([("content-type", "application/json")], seen.to_string())
         }
     };
     courier_test_support::serve(Router::new().route("/{*path}", get(answer))).await
@@ -124,4 +136,110 @@ async fn the_proxy_addresses_the_browsers_tenant_for_calls_and_streams() {
     assert!(stream.contains("/initech/ticks"), "{stream}");
     let paths: Vec<String> = recorder.seen().iter().map(|r| r.target.clone()).collect();
     assert_eq!(paths, ["/acme/orders", "/initech/ticks"]);
+}
+
+/// A source whose path options give, besides the tenant's path value, a header and a cookie.
+fn with_headers(backend: SocketAddr, session: bool) -> ApiDef {
+    let tenant = PathOptions::from_fn(|served| {
+        let tenant = served
+            .and_then(|parts| parts.headers.get("x-tenant"))
+            .and_then(|value| value.to_str().ok())
+            .unwrap_or("public");
+        json!({
+            "tenant": tenant,
+            "headers": { "x-tenant": tenant },
+            "cookies": { "region": "eu" },
+        })
+    });
+    let mut source = ApiDef::builder().base_url(format!("http://{backend}"));
+    if session {
+        source = source.session(SessionOptions::new().cookies(["sid"]));
+    }
+    source
+        .group(
+            "orders",
+            GroupDef::new()
+                .prefix("/:tenant")
+                .path_options(tenant)
+                .endpoint("list", HttpEndpoint::get("/orders")),
+        )
+        .build()
+        .unwrap()
+}
+
+fn served_with_cookie(tenant: &str, cookie: &str) -> ServedRequest {
+    let (parts, ()) = http::Request::get("/page")
+        .header("x-tenant", tenant)
+        .header("cookie", cookie)
+        .body(())
+        .unwrap()
+        .into_parts();
+    ServedRequest::new(parts, None)
+}
+
+#[tokio::test]
+async fn path_options_give_headers_and_cookies_that_the_caller_cannot_replace() {
+    let recorder = Recorder::new();
+    let client = Client::new(with_headers(backend(recorder.clone()).await, false)).unwrap();
+
+    // The call's own header of that name, and its own cookie of that name, give way.
+    let options = CallOptions::new()
+        .context(served("acme"))
+        .header(
+            http::HeaderName::from_static("x-tenant"),
+            http::HeaderValue::from_static("globex"),
+        )
+        .header(
+            http::header::COOKIE,
+            http::HeaderValue::from_static("region=us; theme=dark"),
+        );
+    let seen = client
+        .call_with("orders.list", json!(null), Some(&options))
+        .await
+        .unwrap()
+        .data;
+    assert_eq!(seen["path"], "/acme/orders");
+    assert_eq!(seen["x-tenant"], "acme");
+    assert_eq!(seen["cookie"], "theme=dark; region=eu");
+}
+
+#[tokio::test]
+async fn path_option_cookies_go_with_the_sessions() {
+    let recorder = Recorder::new();
+    let client = Client::new(with_headers(backend(recorder.clone()).await, true)).unwrap();
+    let seen = served_with_cookie("acme", "sid=s1; other=x")
+        .scope(client.call("orders.list", json!(null)))
+        .await
+        .unwrap()
+        .data;
+    assert_eq!(seen["cookie"], "region=eu; sid=s1");
+}
+
+#[tokio::test]
+async fn a_header_or_cookie_that_cannot_be_sent_fails_the_call() {
+    let recorder = Recorder::new();
+    let addr = backend(recorder.clone()).await;
+    let bad = |values: serde_json::Value| {
+        ApiDef::builder()
+            .base_url(format!("http://{addr}"))
+            .group(
+                "orders",
+                GroupDef::new()
+                    .path_options(PathOptions::fixed(values))
+                    .endpoint("list", HttpEndpoint::get("/orders")),
+            )
+            .build()
+            .unwrap()
+    };
+    for values in [
+        json!({ "headers": { "x-tenant": "a\r\nx-injected: 1" } }),
+        json!({ "cookies": { "region": "eu; admin=1" } }),
+        json!({ "cookies": { "bad name": "x" } }),
+        json!({ "headers": { "x-list": ["a", "b"] } }),
+    ] {
+        let client = Client::new(bad(values.clone())).unwrap();
+        let err = client.call("orders.list", json!(null)).await.unwrap_err();
+        assert!(err.to_string().contains("path options"), "{values}: {err}");
+    }
+    assert_eq!(recorder.count(), 0, "nothing was sent");
 }

@@ -76,7 +76,9 @@ pub use crate::tree::endpoint::{
     Via, WireCall,
 };
 pub use crate::tree::group::GroupDef;
-pub use crate::tree::path_options::{resolve_path_options, BoxFuture, PathOptions};
+pub use crate::tree::path_options::{
+    resolve_path_options, BoxFuture, PathOptionCookies, PathOptions, ResolvedPathOptions,
+};
 pub use crate::tree::resolve::{ResolvedEndpoint, ResolvedGroup};
 pub use crate::tree::source::{ResponseParser, SourceOptions};
 pub use crate::validate::{RESERVED_ENDPOINT_NAMES, RESERVED_GROUP_NAMES};

@@ -10,8 +10,8 @@ use courier_core::encode::Variables;
 use courier_core::{
     build_request, call_transport, resolve_path_options, ApiDef, Body, BodyService, BoxFuture,
     CallOptions, ConfigurationError, Dispatch, EndpointDef, ErrorCode, FromResponse,
-    HttpCallRequest, HttpResponse, HttpService, IntoVariables, Kind, Middleware, ResolvedEndpoint,
-    RetryPolicy, RetrySetting,
+    HttpCallRequest, HttpResponse, HttpService, IntoVariables, Kind, Middleware, PathOptionCookies,
+    ResolvedEndpoint, ResolvedPathOptions, RetryPolicy, RetrySetting,
 };
 use courier_layers::cache::{CacheBody, CacheLayer};
 use courier_layers::cancel_previous::{CancelPrevious, CancelPreviousLayer};
@@ -281,6 +281,55 @@ fn from_cache(response: Response<CacheBody<CoalesceBody<Body>>>) -> Response<Bod
     response.map(Body::from)
 }
 
+/// Puts path options' headers and cookies on `request`. A header replaces any of its name (the
+/// source's, a `.via()` closure's, the call's), as path values are never replaced by a caller's
+/// variables. Cookies replace those of their names in the `cookie` header; a `cookie` header
+/// written from path options alone is marked, so that a session layer adds the session's cookies
+/// to it.
+fn with_path_headers(
+    request: &mut Request<Body>,
+    headers: HeaderMap,
+    cookies: &[(String, String)],
+) {
+    for name in headers.keys() {
+        request.headers_mut().remove(name);
+    }
+    for (name, value) in &headers {
+        request.headers_mut().append(name.clone(), value.clone());
+    }
+    if cookies.is_empty() {
+        return;
+    }
+    let existing = request
+        .headers()
+        .get(http::header::COOKIE)
+        .and_then(|value| value.to_str().ok())
+        .map(str::to_owned);
+    let mut pairs: Vec<String> = existing
+        .iter()
+        .flat_map(|header| header.split(';'))
+        .map(str::trim)
+        .filter(|pair| {
+            let name = pair.split('=').next().unwrap_or_default();
+            !pair.is_empty() && !cookies.iter().any(|(own, _)| own == name)
+        })
+        .map(str::to_owned)
+        .collect();
+    pairs.extend(
+        cookies
+            .iter()
+            .map(|(name, value)| format!("{name}={value}")),
+    );
+    // Names and values were checked to be a token and cookie octets: a valid header value.
+    if let Ok(mut value) = http::HeaderValue::try_from(pairs.join("; ")) {
+        value.set_sensitive(true);
+        request.headers_mut().insert(http::header::COOKIE, value);
+        if existing.is_none() {
+            request.extensions_mut().insert(PathOptionCookies);
+        }
+    }
+}
+
 /// The verb a call forces on an HTTP endpoint ([`CallOptions::method`]): GET or POST, never GET
 /// for a write (it would be sent again by anything that retries or prefetches a GET) nor for a
 /// read with sensitive variables (they would travel in the address, and into access logs).
@@ -446,13 +495,16 @@ impl Client {
             .and_then(CallOptions::get_context)
             .cloned()
             .or_else(ServedRequest::current);
-        let values = resolve_path_options(
+        let resolved = resolve_path_options(
             endpoint.path_options(),
             served.as_ref().map(ServedRequest::parts),
         )
         .await
+        .and_then(ResolvedPathOptions::split)
         .map_err(Error::path_options)?;
-        self.build(endpoint, variables, &values, options)
+        let mut request = self.build(endpoint, variables, &resolved.values, options)?;
+        with_path_headers(&mut request, resolved.headers, &resolved.cookies);
+        Ok(request)
     }
 
     /// Builds `endpoint`'s request with its path options resolved to `values`.

@@ -98,6 +98,120 @@ impl fmt::Debug for PathOptions {
     }
 }
 
+/// What a call's resolved path options hold, told apart: path parameter values, headers, and
+/// cookies ([`ResolvedPathOptions::split`]).
+#[derive(Clone, Debug, Default)]
+pub struct ResolvedPathOptions {
+    /// Values for path parameters (and, as any path option, never replaced by a caller's
+    /// variable of the same name).
+    pub values: Map<String, Value>,
+    /// Headers for the call: they replace the source's, a `.via()` closure's and the call's own
+    /// of the same name.
+    pub headers: http::HeaderMap,
+    /// Cookies for the call, `name=value`, in the order given.
+    pub cookies: Vec<(String, String)>,
+}
+
+impl ResolvedPathOptions {
+    /// Tells the resolved map apart: the object under `headers` holds headers, the object under
+    /// `cookies` holds cookies, and every other key is a path parameter's value (so is a
+    /// `headers` or `cookies` key whose value is not an object). A header or cookie value is a
+    /// string, a number or a boolean; `null` leaves it out.
+    ///
+    /// ```
+    /// use courier::ResolvedPathOptions;
+    /// use serde_json::json;
+    ///
+    /// let resolved = ResolvedPathOptions::split(
+    ///     json!({
+    ///         "tenant": "acme",
+    ///         "headers": { "x-tenant": "acme", "x-shard": 3 },
+    ///         "cookies": { "region": "eu" },
+    ///     })
+    ///     .as_object()
+    ///     .unwrap()
+    ///     .clone(),
+    /// )?;
+    /// assert_eq!(resolved.values["tenant"], "acme");
+    /// assert_eq!(resolved.headers["x-shard"], "3");
+    /// assert_eq!(resolved.cookies, [("region".to_owned(), "eu".to_owned())]);
+    /// # Ok::<(), courier::BoxError>(())
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// A header name or value that is not valid, a cookie name that is not a token or a value
+    /// with a character a cookie may not hold (`;`, `,`, a space, a quote, a control character),
+    /// or a value that is an array or an object: the call fails rather than send it.
+    pub fn split(mut values: Map<String, Value>) -> Result<Self, BoxError> {
+        let mut resolved = Self::default();
+        if let Some(Value::Object(headers)) = values.get("headers") {
+            for (name, value) in headers {
+                let Some(value) = scalar(value, "header", name)? else {
+                    continue;
+                };
+                let name = http::HeaderName::try_from(name.as_str())
+                    .map_err(|e| format!("path options: `{name}` is not a header name: {e}"))?;
+                let value = http::HeaderValue::try_from(value).map_err(|e| {
+                    format!("path options: the value of `{name}` is not valid: {e}")
+                })?;
+                resolved.headers.append(name, value);
+            }
+            values.remove("headers");
+        }
+        if let Some(Value::Object(cookies)) = values.get("cookies") {
+            for (name, value) in cookies {
+                let Some(value) = scalar(value, "cookie", name)? else {
+                    continue;
+                };
+                if name.is_empty() || !name.bytes().all(is_token) {
+                    return Err(format!("path options: `{name}` is not a cookie name").into());
+                }
+                if !value.bytes().all(is_cookie_octet) {
+                    return Err(format!(
+                        "path options: the value of cookie `{name}` holds a character a cookie \
+                         may not"
+                    )
+                    .into());
+                }
+                resolved.cookies.push((name.clone(), value));
+            }
+            values.remove("cookies");
+        }
+        resolved.values = values;
+        Ok(resolved)
+    }
+}
+
+/// A header's or cookie's value as text; `None` for `null`.
+fn scalar(value: &Value, what: &str, name: &str) -> Result<Option<String>, BoxError> {
+    match value {
+        Value::Null => Ok(None),
+        Value::String(text) => Ok(Some(text.clone())),
+        Value::Number(_) | Value::Bool(_) => Ok(Some(value.to_string())),
+        Value::Array(_) | Value::Object(_) => Err(format!(
+            "path options: the {what} `{name}` is given a list or an object, not a value"
+        )
+        .into()),
+    }
+}
+
+/// RFC 9110's `tchar`.
+fn is_token(byte: u8) -> bool {
+    byte.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&byte)
+}
+
+/// RFC 6265's `cookie-octet`.
+fn is_cookie_octet(byte: u8) -> bool {
+    matches!(byte, 0x21 | 0x23..=0x2B | 0x2D..=0x3A | 0x3C..=0x5B | 0x5D..=0x7E)
+}
+
+/// Marks a request whose `cookie` header was written from path options alone: a session layer
+/// adds the session's cookies to it, rather than leaving it as it leaves a cookie header the
+/// call chose itself.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct PathOptionCookies;
+
 /// Resolves a chain of path options, outermost (the source) first: each level replaces the
 /// values of the levels before it for the same key.
 pub async fn resolve_path_options(

@@ -127,13 +127,16 @@ impl Config {
                 .is_some_and(|csrf| csrf.cookie.as_bytes() == name)
     }
 
-    /// Runs the write checks when `guarded`, then adds the session to `headers`.
+    /// Runs the write checks when `guarded`, then adds the session to `headers`. With
+    /// `add_to_cookies`, a `cookie` header already there (written from path options) gets the
+    /// session's cookies added, those of its names excepted; without, it is left as it is.
     pub(super) fn apply(
         &self,
         served: &ServedRequest,
         headers: &mut HeaderMap,
         mode: SessionMode,
         guarded: bool,
+        add_to_cookies: bool,
     ) -> Result<(), RefusalReason> {
         let from = served.headers();
         if self.fetch_metadata && mode == SessionMode::On {
@@ -148,10 +151,18 @@ impl Config {
         }
         let csrf_cookie = token.as_ref().map(|(csrf, _)| csrf.cookie.as_bytes());
 
-        if !headers.contains_key(COOKIE) {
-            let mut cookie = Vec::new();
+        if !headers.contains_key(COOKIE) || add_to_cookies {
+            let existing = headers.get(COOKIE).map(|value| value.as_bytes().to_vec());
+            let mut cookie = existing.clone().unwrap_or_default();
+            let taken = |name: &[u8]| {
+                existing.as_deref().is_some_and(|header| {
+                    header
+                        .split(|&b| b == b';')
+                        .any(|pair| pair.trim_ascii().split(|&b| b == b'=').next() == Some(name))
+                })
+            };
             for (name, value) in cookies(from) {
-                if self.is_session_cookie(name) || csrf_cookie == Some(name) {
+                if (self.is_session_cookie(name) || csrf_cookie == Some(name)) && !taken(name) {
                     if !cookie.is_empty() {
                         cookie.extend_from_slice(b"; ");
                     }

@@ -199,7 +199,7 @@
 //! ```
 
 use courier_core::context::ServedRequest;
-use courier_core::{BoxError, EndpointMeta, Kind, SessionMode, SessionOptions};
+use courier_core::{BoxError, EndpointMeta, Kind, PathOptionCookies, SessionMode, SessionOptions};
 use http::{Request, Response};
 use std::sync::Arc;
 use std::task::{Context, Poll};
@@ -345,10 +345,14 @@ where
             _ => return future::ResponseFuture::called(self.inner.call(request), None),
         };
         let guarded = mode == SessionMode::On && !read;
-        if let Err(reason) = self
-            .config
-            .apply(&served, request.headers_mut(), mode, guarded)
-        {
+        let add_to_cookies = request.extensions().get::<PathOptionCookies>().is_some();
+        if let Err(reason) = self.config.apply(
+            &served,
+            request.headers_mut(),
+            mode,
+            guarded,
+            add_to_cookies,
+        ) {
             let subject = if read { Subject::Read } else { Subject::Write };
             return future::ResponseFuture::refused(SessionRefused::new(reason, subject));
         }
