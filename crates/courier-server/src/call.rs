@@ -13,7 +13,8 @@ use courier_client::Error;
 use courier_core::context::ServedRequest;
 use courier_core::encode::{FilePart, Form, Variables};
 use courier_core::{
-    CallOptions, ChannelSource, EndpointDef, HttpAddress, Kind, ResolvedEndpoint, StreamSource,
+    CallOptions, ChannelSource, EndpointDef, HttpAddress, Kind, ResolvedEndpoint, ResponseType,
+    StreamSource,
 };
 use courier_layers::allow_headers::AllowHeadersLayer;
 use courier_layers::cache::CacheRule;
@@ -140,12 +141,17 @@ pub(crate) async fn serve_call(
     let context = served.clone();
     // The upstream call, behind the allow-lists: it sees the browser's allowed headers only,
     // and its answer goes back with the allowed ones only.
+    // The answer's content type says how the source reads it, so that a caller that decodes by
+    // content type (the routes and boundary forms, the browser package) reads what a direct
+    // call reads.
+    let read_as = read_as_content_type(http, api.options());
     // A cached read's GET answer may be kept by the browser too (see `BrowserCache`).
     let browser_rule = (method == Method::GET)
         .then(|| http.cache_options().map(CacheRule::from_options))
         .flatten();
     let upstream = tower::service_fn(move |request: Request<Variables>| {
         let (client, path, served) = (client.clone(), path.clone(), context.clone());
+        let read_as = read_as.clone();
         async move {
             let (parts, variables) = request.into_parts();
             let mut options = CallOptions::new().context(served);
@@ -164,6 +170,9 @@ pub(crate) async fn serve_call(
                     if let Some(keep) = keep {
                         response.extensions_mut().insert(BrowserCache(keep));
                     }
+                    if let (Some(kind), true) = (&read_as, response.status().is_success()) {
+                        response.headers_mut().insert(CONTENT_TYPE, kind.clone());
+                    }
                     response
                 }
                 Err(e) => failure(&e),
@@ -178,6 +187,29 @@ pub(crate) async fn serve_call(
         response.headers_mut().insert(CACHE_CONTROL, keep);
     }
     Ok(with_served_headers(response, &served))
+}
+
+/// The content type the proxy gives an endpoint's successful answers when its definition reads
+/// them otherwise than by theirs: the endpoint's `response_type`, else the source's when it is not
+/// JSON. `None` (the upstream's own content type) for JSON, the default, which a caller reading
+/// by content type reads as JSON anyway. A custom `response_parser` cannot cross the proxy: a
+/// caller of the routes or boundary form reads the answer by this content type, not by the
+/// parser.
+fn read_as_content_type(
+    http: &courier_core::HttpEndpoint,
+    source: &courier_core::SourceOptions,
+) -> Option<http::HeaderValue> {
+    let kind = http
+        .response_type_override()
+        .unwrap_or(source.response_type);
+    let value = match kind {
+        ResponseType::Json if http.response_type_override().is_none() => return None,
+        ResponseType::Json => "application/json",
+        ResponseType::Text => "text/plain; charset=utf-8",
+        ResponseType::Bytes => "application/octet-stream",
+        ResponseType::Form => "application/x-www-form-urlencoded",
+    };
+    Some(http::HeaderValue::from_static(value))
 }
 
 /// The `Cache-Control` a cached read's GET answer carries to the browser, `private, max-age=N`
