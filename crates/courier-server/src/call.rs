@@ -121,7 +121,12 @@ pub(crate) async fn serve_call(
                     .to_owned(),
             ));
         }
-        let bytes = read_body(&proxy, body).await?;
+        let limit = if multipart {
+            proxy.multipart_limit
+        } else {
+            proxy.body_limit
+        };
+        let bytes = read_body(&proxy, body, limit).await?;
         if multipart {
             Variables::Form(form_of(&parts, bytes).await?)
         } else {
@@ -223,9 +228,8 @@ struct BrowserCache(http::HeaderValue);
 /// grows past it while arriving (chunked) is refused as soon as it does; one that does not
 /// arrive whole within the body read timeout is refused with 408; broken framing (a malformed
 /// chunk, a connection that ends early) is the browser's error, 400.
-async fn read_body(proxy: &Proxy, body: AxumBody) -> Result<bytes::Bytes, Refusal> {
+async fn read_body(proxy: &Proxy, body: AxumBody, limit: usize) -> Result<bytes::Bytes, Refusal> {
     use http_body_util::{BodyExt, LengthLimitError, Limited};
-    let limit = proxy.body_limit;
     let too_large = || {
         Refusal::PayloadTooLarge(format!(
             "the request body is over the limit of {limit} bytes"

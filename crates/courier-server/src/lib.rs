@@ -11,8 +11,9 @@
 //!
 //! - **HTTP calls**: a read as GET with `_v`, or any call as POST with the JSON body
 //!   `{"variables": …}` and nothing else (a body without `variables`, or with other keys, is a
-//!   400) or, for variables that carry files, a `multipart/form-data` form (either up to
-//!   [`Proxy::body_limit`], refused from a declared `content-length` alone, and arriving within
+//!   400) or, for variables that carry files, a `multipart/form-data` form (up to
+//!   [`Proxy::body_limit`] and [`Proxy::multipart_limit`] respectively, refused from a declared
+//!   `content-length` alone, and arriving within
 //!   [`Proxy::body_read_timeout`], else 408); `_t` (milliseconds) may shorten the upstream call's
 //!   timeout; a write over GET and a read with
 //!   sensitive variables over GET are refused 405. The call goes through the source's

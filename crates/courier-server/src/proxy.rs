@@ -21,6 +21,7 @@ pub struct Proxy {
     pub(crate) failed: Option<String>,
     pub(crate) http_path: String,
     pub(crate) body_limit: usize,
+    pub(crate) multipart_limit: usize,
     pub(crate) body_read_timeout: Duration,
     pub(crate) header_read_timeout: Duration,
     pub(crate) sse_path: String,
@@ -39,7 +40,8 @@ impl Default for Proxy {
 }
 
 impl Proxy {
-    /// No sources yet; calls at `/api/request` (bodies up to 1 MiB), streams at `/api/sse`,
+    /// No sources yet; calls at `/api/request` (JSON bodies up to 1 MiB, uploads up to
+    /// 32 MiB), streams at `/api/sse`,
     /// channels nowhere until [`Proxy::ws_path`] is set, a keep-alive comment every 15 s, a buffer of 256 messages per
     /// subscriber, channel messages up to 1 MiB.
     pub fn new() -> Self {
@@ -49,6 +51,7 @@ impl Proxy {
             failed: None,
             http_path: "/api/request".to_owned(),
             body_limit: 1024 * 1024,
+            multipart_limit: 32 * 1024 * 1024,
             body_read_timeout: Duration::from_secs(60),
             header_read_timeout: Duration::from_secs(30),
             sse_path: "/api/sse".to_owned(),
@@ -101,16 +104,24 @@ impl Proxy {
         self
     }
 
-    /// The largest request body a call may carry, in bytes; a larger one is refused with 413.
-    /// Default 1 MiB.
+    /// The largest JSON request body (`{"variables": …}`) a call may carry, in bytes; a larger
+    /// one is refused with 413. Default 1 MiB.
     pub fn body_limit(mut self, bytes: usize) -> Self {
         self.body_limit = bytes;
         self
     }
 
+    /// The largest multipart request body (an upload's form) a call may carry, in bytes; a
+    /// larger one is refused with 413. Default 32 MiB. The form is read whole before the call
+    /// goes upstream, so this bounds the memory one upload can take.
+    pub fn multipart_limit(mut self, bytes: usize) -> Self {
+        self.multipart_limit = bytes;
+        self
+    }
+
     /// How long a call's request body may take to arrive, whole, once its head has; a body
     /// still arriving then is refused with 408 and its connection closed. Default 60 s. It
-    /// bounds uploads too: raise it with [`Proxy::body_limit`] for large, slow ones.
+    /// bounds uploads too: raise it with [`Proxy::multipart_limit`] for large, slow ones.
     pub fn body_read_timeout(mut self, timeout: Duration) -> Self {
         self.body_read_timeout = timeout;
         self

@@ -225,6 +225,7 @@ async fn proxy(upstream: SocketAddr) -> SocketAddr {
                 .unwrap()
         })
         .body_limit(256)
+        .multipart_limit(2048)
         .ws_path("/api/ws")
         .into_router()
         .unwrap();
@@ -392,6 +393,49 @@ async fn a_cached_reads_get_answer_may_be_kept_by_the_browser() {
     let missing = send(proxy, "GET", &get("cached", "404"), &[], "").await;
     assert_eq!(missing.status, 404);
     assert!(missing.header("cache-control").is_empty());
+}
+
+#[tokio::test]
+async fn an_upload_has_a_body_limit_of_its_own() {
+    let proxy = proxy(backend().await).await;
+    let form = |bytes: usize| {
+        format!(
+            "--b\r\ncontent-disposition: form-data; name=\"file\"; filename=\"a.bin\"\r\n\
+             content-type: application/octet-stream\r\n\r\n{}\r\n--b--\r\n",
+            "x".repeat(bytes)
+        )
+    };
+    let upload = |bytes: usize| {
+        let body = form(bytes);
+        async move {
+            send(
+                proxy,
+                "POST",
+                &q("users", "create", None),
+                &[("content-type", "multipart/form-data; boundary=b")],
+                &body,
+            )
+            .await
+        }
+    };
+    // Over the JSON limit (256 bytes), under the upload limit (2 KiB): not refused by the proxy.
+    let small = upload(1024).await;
+    assert_ne!(small.status, 413, "{:?}", small.body);
+    // Over the upload limit: refused, from its `content-length` alone.
+    let large = upload(4096).await;
+    assert_eq!(large.status, 413);
+    assert_eq!(large.body["error"]["code"], "PAYLOAD_TOO_LARGE");
+    // A JSON body over its own limit is refused as before.
+    let json = format!(r#"{{"variables":{{"name":"{}"}}}}"#, "x".repeat(512));
+    let refused = send(
+        proxy,
+        "POST",
+        &q("users", "create", None),
+        &[("content-type", "application/json")],
+        &json,
+    )
+    .await;
+    assert_eq!(refused.status, 413);
 }
 
 #[tokio::test]

@@ -5,8 +5,8 @@
 //! the page and the proxy share one origin.
 //!
 //! The limits come from the flags, else from the `[proxy]` table (`body_limit`,
-//! `header_read_timeout_ms`, `body_read_timeout_ms`), else the proxy's defaults: bodies up to
-//! 1 MiB arriving within 60 s, request heads within 30 s (a connection slower than that, or idle
+//! `multipart_limit`, `header_read_timeout_ms`, `body_read_timeout_ms`), else the proxy's
+//! defaults: JSON bodies up to 1 MiB and uploads up to 32 MiB, arriving within 60 s, request heads within 30 s (a connection slower than that, or idle
 //! that long between requests, is closed).
 //!
 //! Once the socket is bound it prints `listening on http://ADDR` (the bound address, so
@@ -43,10 +43,15 @@ pub(crate) struct ServeArgs {
     )]
     pub(crate) listen: SocketAddr,
 
-    /// The largest request body a call may carry, in bytes; a larger one is refused with 413.
-    /// Default: the file's `body_limit`, else 1 MiB.
+    /// The largest JSON request body a call may carry, in bytes; a larger one is refused with
+    /// 413. Default: the file's `body_limit`, else 1 MiB.
     #[arg(long, value_name = "BYTES")]
     pub(crate) body_limit: Option<u64>,
+
+    /// The largest multipart (upload) request body a call may carry, in bytes; a larger one is
+    /// refused with 413. Default: the file's `multipart_limit`, else 32 MiB.
+    #[arg(long, value_name = "BYTES")]
+    pub(crate) multipart_limit: Option<u64>,
 
     /// How long a connection may take to send a request's head, in milliseconds; a slower or
     /// idle connection is closed. Default: the file's `header_read_timeout_ms`, else 30 000.
@@ -83,6 +88,9 @@ pub(crate) fn run(args: &ServeArgs) -> ExitCode {
     }
     if let Some(bytes) = args.body_limit.or(limits.body_limit) {
         proxy = proxy.body_limit(usize::try_from(bytes).unwrap_or(usize::MAX));
+    }
+    if let Some(bytes) = args.multipart_limit.or(limits.multipart_limit) {
+        proxy = proxy.multipart_limit(usize::try_from(bytes).unwrap_or(usize::MAX));
     }
     let millis = |flag: Option<u64>| flag.map(Duration::from_millis);
     if let Some(timeout) = millis(args.header_read_timeout_ms).or(limits.header_read_timeout) {

@@ -54,9 +54,10 @@ impl ProxyPaths {
     }
 }
 
-/// The limits the proxy holds browsers to, where the `[proxy]` table sets them: `body_limit`
-/// (bytes), `header_read_timeout_ms` and `body_read_timeout_ms`. `None` leaves the proxy's own
-/// default (1 MiB, 30 s, 60 s); `courier serve`'s flags win over the file.
+/// The limits the proxy holds browsers to, where the `[proxy]` table sets them: `body_limit` and
+/// `multipart_limit` (bytes), `header_read_timeout_ms` and `body_read_timeout_ms`. `None` leaves
+/// the proxy's own default (1 MiB, 32 MiB, 30 s, 60 s); `courier serve`'s flags win over the
+/// file.
 ///
 /// ```
 /// use courier::config::Config;
@@ -70,8 +71,11 @@ impl ProxyPaths {
 /// ```
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct ProxyLimits {
-    /// The largest request body a call may carry, in bytes (`body_limit`).
+    /// The largest JSON request body a call may carry, in bytes (`body_limit`).
     pub body_limit: Option<u64>,
+    /// The largest multipart (upload) request body a call may carry, in bytes
+    /// (`multipart_limit`).
+    pub multipart_limit: Option<u64>,
     /// How long a request's head may take to arrive (`header_read_timeout_ms`).
     pub header_read_timeout: Option<Duration>,
     /// How long a call's body may take to arrive, whole (`body_read_timeout_ms`).
@@ -92,6 +96,7 @@ impl ProxyLimits {
         };
         Ok(Self {
             body_limit: raw.body_limit,
+            multipart_limit: raw.multipart_limit,
             header_read_timeout: timeout(raw.header_read_timeout_ms, "header_read_timeout_ms")?,
             body_read_timeout: timeout(raw.body_read_timeout_ms, "body_read_timeout_ms")?,
         })

@@ -39,6 +39,7 @@ pub(super) struct RawProxy {
     pub(super) sse: Option<String>,
     pub(super) ws: Option<String>,
     pub(super) body_limit: Option<u64>,
+    pub(super) multipart_limit: Option<u64>,
     pub(super) header_read_timeout_ms: Option<u64>,
     pub(super) body_read_timeout_ms: Option<u64>,
 }
