@@ -6,7 +6,7 @@
 //! request's method says and to its own configuration, so every layer works alone too.
 
 use crate::call::options::CallOptions;
-use crate::options::{CacheOptions, SessionMode};
+use crate::options::{CacheOptions, RetryPolicy, SessionMode};
 use crate::tree::endpoint::{Kind, RetrySetting};
 use http::HeaderName;
 use serde_json::{Map, Value};
@@ -56,6 +56,9 @@ struct Facts {
     kind: Kind,
     sensitive: bool,
     retry: RetrySetting,
+    /// The policy of `retry` when it is the endpoint's own, shared: what a retry layer keeps for
+    /// a call's later attempts without copying it.
+    own_retry: Option<Arc<RetryPolicy>>,
     cancel_previous: bool,
     session: SessionMode,
     forward: bool,
@@ -75,6 +78,7 @@ impl EndpointMeta {
                 kind,
                 sensitive: false,
                 retry: RetrySetting::Inherit,
+                own_retry: None,
                 cancel_previous: false,
                 session: SessionMode::On,
                 forward: true,
@@ -101,7 +105,13 @@ impl EndpointMeta {
     /// Sets the retry setting.
     #[must_use]
     pub fn retry(mut self, retry: impl Into<RetrySetting>) -> Self {
-        self.facts().retry = retry.into();
+        let retry = retry.into();
+        let facts = self.facts();
+        facts.own_retry = match &retry {
+            RetrySetting::Policy(policy) => Some(Arc::new(policy.clone())),
+            RetrySetting::Inherit | RetrySetting::Off => None,
+        };
+        facts.retry = retry;
         self
     }
 
@@ -210,6 +220,12 @@ impl EndpointMeta {
     /// The endpoint's retry setting.
     pub fn get_retry(&self) -> &RetrySetting {
         &self.facts.retry
+    }
+
+    /// The endpoint's own retry policy, shared (an `Arc` clone, no copy), when its setting is
+    /// [`RetrySetting::Policy`].
+    pub fn get_retry_policy(&self) -> Option<&Arc<RetryPolicy>> {
+        self.facts.own_retry.as_ref()
     }
 
     /// Whether the call may share an identical in-flight read's response: the call's setting,

@@ -1,7 +1,7 @@
 //! The key that says two requests are identical: what coalescing shares a call by and the
 //! cache finds an answer by.
 
-use http::header::{ACCEPT, AUTHORIZATION, COOKIE, UPGRADE};
+use http::header::{ACCEPT, UPGRADE};
 use http::{HeaderName, HeaderValue, Request};
 use std::fmt;
 use std::hash::{Hash, Hasher};
@@ -42,8 +42,6 @@ pub(crate) struct Key {
     bytes: Vec<u8>,
     /// How much of `bytes` is hashed.
     hashed: usize,
-    /// Whether an `authorization` or `cookie` header is among the keyed headers.
-    credentials: bool,
 }
 
 /// Every field is written as its length (four bytes: a field of 4 GiB or more is never keyed)
@@ -71,9 +69,6 @@ impl Key {
         }
         // Stable: the values of one name keep their order.
         headers.sort_by(|(a, _), (b, _)| a.as_str().cmp(b.as_str()));
-        let credentials = headers
-            .iter()
-            .any(|(name, _)| **name == AUTHORIZATION || **name == COOKIE);
 
         let uri = request.uri();
         let mut key = Writer(Vec::with_capacity(128));
@@ -91,7 +86,6 @@ impl Key {
         Some(Self {
             bytes: key.0,
             hashed,
-            credentials,
         })
     }
 
@@ -124,11 +118,6 @@ impl Hash for Key {
 
 #[cfg(feature = "cache")]
 impl Key {
-    /// Whether the key holds credentials: an `authorization` or `cookie` header.
-    pub(crate) fn has_credentials(&self) -> bool {
-        self.credentials
-    }
-
     /// The key's size in bytes.
     pub(crate) fn len(&self) -> usize {
         self.bytes.len()

@@ -159,27 +159,29 @@ pub async fn start_tls(pki: &Pki, options: TlsOptions) -> Server {
     let mut config = builder.with_single_cert(chain, key).unwrap();
     config.alpn_protocols = options.alpn;
     let acceptor = TlsAcceptor::from(Arc::new(config));
-
-    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    let accepted = Arc::new(AtomicUsize::new(0));
-    let count = accepted.clone();
-    tokio::spawn(async move {
-        while let Ok((stream, _)) = listener.accept().await {
-            count.fetch_add(1, Ordering::SeqCst);
-            let acceptor = acceptor.clone();
-            tokio::spawn(async move {
-                if let Ok(tls) = acceptor.accept(stream).await {
-                    serve(tls).await;
-                }
-            });
+    start(move |stream| {
+        let acceptor = acceptor.clone();
+        async move {
+            if let Ok(tls) = acceptor.accept(stream).await {
+                serve(tls).await;
+            }
         }
-    });
-    Server { addr, accepted }
+    })
+    .await
 }
 
 /// A plain HTTP server (HTTP/1.1, or HTTP/2 with prior knowledge).
 pub async fn start_http() -> Server {
+    start(serve).await
+}
+
+/// Listens on 127.0.0.1, counting the connections it accepts and handing each to `connection`
+/// in a task of its own.
+async fn start<F, Fut>(connection: F) -> Server
+where
+    F: Fn(TcpStream) -> Fut + Send + 'static,
+    Fut: std::future::Future<Output = ()> + Send + 'static,
+{
     let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
     let accepted = Arc::new(AtomicUsize::new(0));
@@ -187,7 +189,7 @@ pub async fn start_http() -> Server {
     tokio::spawn(async move {
         while let Ok((stream, _)) = listener.accept().await {
             count.fetch_add(1, Ordering::SeqCst);
-            tokio::spawn(serve(stream));
+            tokio::spawn(connection(stream));
         }
     });
     Server { addr, accepted }

@@ -187,7 +187,29 @@ pub(super) struct Pending {
     pub(super) store: Arc<Store>,
     pub(super) key: Arc<Key>,
     pub(super) rule: CacheRule,
+    /// Whether the request carried credentials (`authorization`, `cookie`).
+    pub(super) credentials: bool,
     pub(super) endpoint: Option<Arc<str>>,
+}
+
+impl Pending {
+    /// What keeps the answer whose head is `parts` as its body streams past; `None` when the
+    /// answer may not be kept ([`keep_for`](super::control::keep_for)).
+    pub(super) fn tee(self, parts: &http::response::Parts) -> Option<Tee> {
+        let (fresh, stale) =
+            super::control::keep_for(&self.rule, parts.status, &parts.headers, self.credentials)?;
+        Some(Tee {
+            store: self.store,
+            key: self.key,
+            status: parts.status,
+            version: parts.version,
+            headers: parts.headers.clone(),
+            fresh,
+            stale,
+            endpoint: self.endpoint,
+            copied: BytesMut::new(),
+        })
+    }
 }
 
 /// Back to courier's own body, boxed only while an answer is being kept: the inner body as it

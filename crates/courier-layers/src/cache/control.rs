@@ -1,7 +1,6 @@
 //! `Cache-Control`: the directives the cache reads, and whether an answer may be kept.
 
 use super::CacheRule;
-use crate::key::Key;
 use http::header::{CACHE_CONTROL, SET_COOKIE, VARY};
 use http::{HeaderMap, StatusCode};
 use std::time::Duration;
@@ -59,11 +58,47 @@ pub(super) fn browser_max_age(
     status: StatusCode,
     headers: &HeaderMap,
 ) -> Option<Duration> {
-    if status != StatusCode::OK || headers.contains_key(SET_COOKIE) {
+    fresh_for(rule, status, headers, &Directives::of(headers))
+}
+
+/// How long an answer may be kept: fresh for the first duration, then stale (answered while
+/// it is fetched again) for the second. `None` when it may not be kept at all.
+///
+/// Kept: what a browser may keep ([`browser_max_age`]), but not with `Vary: *`, and an answer
+/// marked `private` only for a request that carried `credentials` (an `authorization` or
+/// `cookie` header): its key holds them, so that no other user's request finds it.
+pub(super) fn keep_for(
+    rule: &CacheRule,
+    status: StatusCode,
+    headers: &HeaderMap,
+    credentials: bool,
+) -> Option<(Duration, Duration)> {
+    let varies_on_anything = headers.get_all(VARY).iter().any(|v| {
+        v.as_bytes()
+            .split(|&b| b == b',')
+            .any(|n| n.trim_ascii() == b"*")
+    });
+    let directives = Directives::of(headers);
+    if varies_on_anything || (directives.private && !credentials) {
         return None;
     }
-    let directives = Directives::of(headers);
-    if directives.no_store || directives.no_cache {
+    let fresh = fresh_for(rule, status, headers, &directives)?;
+    Some((fresh, rule.stale_while_revalidate))
+}
+
+/// The freshness of a `200` that sets no cookie and says neither `no-store` nor `no-cache`: the
+/// shorter of the rule's `revalidate` and the answer's `max-age` (one must be given, not 0).
+fn fresh_for(
+    rule: &CacheRule,
+    status: StatusCode,
+    headers: &HeaderMap,
+    directives: &Directives,
+) -> Option<Duration> {
+    if status != StatusCode::OK
+        || headers.contains_key(SET_COOKIE)
+        || directives.no_store
+        || directives.no_cache
+    {
         return None;
     }
     let max_age = directives.max_age.map(Duration::from_secs);
@@ -73,42 +108,4 @@ pub(super) fn browser_max_age(
         (None, None) => None,
     }
     .filter(|fresh| !fresh.is_zero())
-}
-
-/// How long an answer may be kept: fresh for the first duration, then stale (answered while
-/// it is fetched again) for the second. `None` when it may not be kept at all.
-///
-/// Kept: a `200` without `set-cookie` or `Vary: *`, whose `Cache-Control` says neither
-/// `no-store` nor `no-cache`, fresh for the shorter of the rule's `revalidate` and the answer's
-/// `max-age` (one of them must be given, and not 0). A `private` answer is one user's: kept only
-/// for a request with credentials, whose key holds them, so that no other user's request finds
-/// it.
-pub(super) fn keep_for(
-    rule: &CacheRule,
-    status: StatusCode,
-    headers: &HeaderMap,
-    key: &Key,
-) -> Option<(Duration, Duration)> {
-    if status != StatusCode::OK
-        || headers.contains_key(SET_COOKIE)
-        || headers.get_all(VARY).iter().any(|v| {
-            v.as_bytes()
-                .split(|&b| b == b',')
-                .any(|n| n.trim_ascii() == b"*")
-        })
-    {
-        return None;
-    }
-    let directives = Directives::of(headers);
-    if directives.no_store || directives.no_cache || (directives.private && !key.has_credentials())
-    {
-        return None;
-    }
-    let max_age = directives.max_age.map(Duration::from_secs);
-    let fresh = match (rule.revalidate, max_age) {
-        (Some(revalidate), Some(max_age)) => revalidate.min(max_age),
-        (Some(fresh), None) | (None, Some(fresh)) => fresh,
-        (None, None) => return None,
-    };
-    (!fresh.is_zero()).then_some((fresh, rule.stale_while_revalidate))
 }

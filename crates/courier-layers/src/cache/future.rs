@@ -1,8 +1,6 @@
 //! The future [`Cache`](super::Cache) returns.
 
-use super::body::{CacheBody, Pending, Tee};
-use super::control::keep_for;
-use bytes::BytesMut;
+use super::body::{CacheBody, Pending};
 use courier_core::BoxError;
 use http::Response;
 use pin_project_lite::pin_project;
@@ -65,21 +63,7 @@ where
             StateProj::Calling { future, pending } => {
                 let response = ready!(future.poll(cx)).map_err(Into::into)?;
                 let (parts, body) = response.into_parts();
-                let tee = pending.take().and_then(|pending| {
-                    let (fresh, stale) =
-                        keep_for(&pending.rule, parts.status, &parts.headers, &pending.key)?;
-                    Some(Tee {
-                        store: pending.store,
-                        key: pending.key,
-                        status: parts.status,
-                        version: parts.version,
-                        headers: parts.headers.clone(),
-                        fresh,
-                        stale,
-                        endpoint: pending.endpoint,
-                        copied: BytesMut::new(),
-                    })
-                });
+                let tee = pending.take().and_then(|pending| pending.tee(&parts));
                 let body = match tee {
                     Some(tee) => CacheBody::teeing(body, tee),
                     None => CacheBody::inner(body),

@@ -110,15 +110,15 @@ mod tests;
 
 pub use self::body::CacheBody;
 
-use self::body::{Pending, Tee};
+use self::body::Pending;
 use self::control::Directives;
 use self::future::ResponseFuture;
 use self::store::{Answer, Limits, Lookup, Store};
 use crate::key::{self, Key};
 use crate::{BufferedBody, FromMeta};
-use bytes::{Bytes, BytesMut};
+use bytes::Bytes;
 use courier_core::{BoxError, CacheOptions, EndpointMeta};
-use http::header::{AGE, CACHE_CONTROL};
+use http::header::{AGE, AUTHORIZATION, CACHE_CONTROL, COOKIE};
 use http::{HeaderName, HeaderValue, Request, Response};
 use http_body_util::BodyExt;
 use std::fmt;
@@ -434,10 +434,14 @@ where
             .extensions()
             .get::<EndpointMeta>()
             .map(|meta| Arc::clone(meta.path_arc()));
+        let headers = request.headers();
+        // Credentials make an answer marked `private` one user's: then it may be kept.
+        let credentials = headers.contains_key(AUTHORIZATION) || headers.contains_key(COOKIE);
         let pending = |key| Pending {
             store: Arc::clone(&self.shared.store),
             key,
             rule,
+            credentials,
             endpoint: endpoint.clone(),
         };
         match lookup {
@@ -510,21 +514,8 @@ where
     let kept = async {
         let response = inner.oneshot(request).await.map_err(Into::into)?;
         let (parts, body) = response.into_parts();
-        let Some((fresh, stale)) =
-            control::keep_for(&pending.rule, parts.status, &parts.headers, &pending.key)
-        else {
+        let Some(tee) = pending.tee(&parts) else {
             return Ok::<_, BoxError>(false);
-        };
-        let tee = Tee {
-            store: pending.store,
-            key: pending.key,
-            status: parts.status,
-            version: parts.version,
-            headers: parts.headers,
-            fresh,
-            stale,
-            endpoint: pending.endpoint,
-            copied: BytesMut::new(),
         };
         // Read to its end: the tee keeps it.
         CacheBody::teeing(body, tee)

@@ -32,9 +32,8 @@ impl<B> RetryFor<B> for FromMeta {
         let meta = request.extensions().get::<EndpointMeta>();
         let policy = match meta.map(EndpointMeta::get_retry) {
             Some(RetrySetting::Off) => return None,
-            // An endpoint's own policy is copied for the call: rare, and only for calls that
-            // may be retried.
-            Some(RetrySetting::Policy(policy)) => Arc::new(policy.clone()),
+            // The endpoint's own, shared: set with the setting, so never missing here.
+            Some(RetrySetting::Policy(_)) => Arc::clone(meta?.get_retry_policy()?),
             Some(RetrySetting::Inherit) | None => Arc::clone(default),
         };
         may_retry(request.method(), meta, &policy).then_some(policy)
