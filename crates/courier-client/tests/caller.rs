@@ -154,6 +154,10 @@ fn api(addr: SocketAddr) -> ApiDef {
             "misc",
             GroupDef::new()
                 .endpoint("search", HttpEndpoint::get("/search"))
+                .endpoint(
+                    "login",
+                    HttpEndpoint::post("/search").reads().sensitive_variables(),
+                )
                 .endpoint("headers", HttpEndpoint::get("/headers"))
                 .endpoint(
                     "text",
@@ -563,6 +567,17 @@ async fn a_calls_method_forces_the_verb_and_the_encoding() {
         err.to_string().contains("writes: it cannot be sent as GET"),
         "{err}"
     );
+    // Nor a read whose variables are sensitive: they would travel in the address.
+    let err = client
+        .call_with(
+            "misc.login",
+            json!({ "password": "hunter2" }),
+            Some(&CallOptions::new().method(http::Method::GET)),
+        )
+        .await
+        .unwrap_err();
+    assert!(err.is_configuration(), "{err}");
+    assert!(err.to_string().contains("sensitive variables"), "{err}");
 }
 
 #[allow(dead_code)]
