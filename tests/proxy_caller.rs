@@ -585,6 +585,25 @@ async fn forms_go_as_multipart_and_reach_the_upstream_as_forms() {
 }
 
 #[tokio::test]
+async fn a_streamed_file_goes_through_the_proxy_as_it_is_read() {
+    let s = setup().await;
+    let caller = s.routes_caller();
+    let chunks =
+        futures_util::stream::iter((0..10).map(|_| Ok::<_, std::io::Error>(vec![7u8; 10_000])));
+    let form = Form::new().text("id", "5").text("title", "Holiday").file(
+        "photo",
+        FilePart::streamed(courier::Body::from_stream(chunks))
+            .filename("beach.png")
+            .content_type("image/png"),
+    );
+    let answer = caller.users().avatar(form).await.unwrap();
+    assert_eq!(
+        answer,
+        json!({ "id": 5, "parts": [["title", null, 7], ["photo", "beach.png", 100000]] })
+    );
+}
+
+#[tokio::test]
 async fn what_cannot_be_sent_is_refused_before_sending() {
     let s = setup().await;
     let caller = s.routes_caller();

@@ -262,6 +262,28 @@ async fn forms_arrive_as_multipart_with_their_files() {
 }
 
 #[tokio::test]
+async fn a_streamed_file_arrives_as_the_same_form() {
+    let addr = backend().await;
+    let api = api(addr, false);
+    let chunks =
+        futures_util::stream::iter([&b"\x89PN"[..], b"G.", b".."].map(Ok::<_, std::io::Error>));
+    let form = Form::new().text("id", "9").text("caption", "me").file(
+        "avatar",
+        FilePart::streamed(courier::Body::from_stream(chunks))
+            .filename("me.png")
+            .content_type("image/png"),
+    );
+    let seen = send(&api, "users.avatar", form).await;
+    assert_eq!(seen["id"], "9");
+    let parts = seen["parts"].as_array().unwrap();
+    let names: Vec<_> = parts.iter().map(|p| p["name"].as_str().unwrap()).collect();
+    assert_eq!(names, ["caption", "client", "avatar"]);
+    assert_eq!(parts[2]["file_name"], "me.png");
+    assert_eq!(parts[2]["content_type"], "image/png");
+    assert_eq!(parts[2]["text"], "\u{fffd}PNG...", "{seen}");
+}
+
+#[tokio::test]
 async fn a_config_file_tree_sends_the_same_requests() {
     let addr = backend().await;
     let config = Config::from_toml_str(&format!(

@@ -123,8 +123,9 @@ pub(crate) fn variables<V: IntoVariables>(
         .map_err(|e| Error::variables(e).with_endpoint(endpoint.path()))
 }
 
-/// The variables of a stream or channel served in process, as its handler takes them: JSON.
-pub(crate) fn in_process_variables(variables: Variables) -> Result<Value, Error> {
+/// The variables of a stream or channel: JSON, as its handler takes them in process and as
+/// every reconnection sends them again.
+pub(crate) fn json_variables(variables: Variables) -> Result<Value, Error> {
     match variables {
         Variables::None => Ok(Value::Null),
         Variables::Json(value) => Ok(value),

@@ -38,6 +38,27 @@ impl Body {
         Self(Inner::Boxed(body.map_err(Into::into).boxed()))
     }
 
+    /// A body read from a stream of byte chunks, as it is sent: a file from disk, or bytes still
+    /// arriving from elsewhere. It is sent once ([`Body::try_clone`] gives `None`); an error from
+    /// the stream ends the body, and fails the call that sends it.
+    ///
+    /// ```
+    /// use courier::Body;
+    /// use futures_util::stream;
+    ///
+    /// let chunks = stream::iter(["Hello, ", "world"].map(Ok::<_, std::io::Error>));
+    /// let body = Body::from_stream(chunks);
+    /// assert!(body.try_clone().is_none());
+    /// ```
+    pub fn from_stream<S, C, E>(stream: S) -> Self
+    where
+        S: futures_core::Stream<Item = Result<C, E>> + Send + 'static,
+        C: Into<Bytes> + 'static,
+        E: Into<BoxError> + 'static,
+    {
+        Self::new(Chunks(std::sync::Mutex::new(Box::pin(stream))))
+    }
+
     /// A body with no bytes.
     pub fn empty() -> Self {
         Self(Inner::Full(Bytes::new()))
@@ -83,6 +104,35 @@ impl Body {
             Inner::Full(bytes) => Some(bytes),
             Inner::Boxed(_) => None,
         }
+    }
+}
+
+/// A stream of chunks as a body. The stream need not be `Sync` (a boxed body must be): it sits
+/// in a mutex that is only ever reached through `&mut` ([`std::sync::Mutex::get_mut`]), which
+/// takes no lock.
+struct Chunks<S>(std::sync::Mutex<Pin<Box<S>>>);
+
+impl<S, C, E> http_body::Body for Chunks<S>
+where
+    S: futures_core::Stream<Item = Result<C, E>>,
+    C: Into<Bytes>,
+{
+    type Data = Bytes;
+    type Error = E;
+
+    fn poll_frame(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, E>>> {
+        let stream = self
+            .get_mut()
+            .0
+            .get_mut()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        stream
+            .as_mut()
+            .poll_next(cx)
+            .map(|chunk| chunk.map(|chunk| chunk.map(|chunk| Frame::data(chunk.into()))))
     }
 }
 

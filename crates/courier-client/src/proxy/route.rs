@@ -324,7 +324,7 @@ fn json_of(variables: &Variables) -> Option<&Value> {
 fn post_body(path: &str, variables: Variables) -> Result<(Body, HeaderValue), Error> {
     match variables {
         Variables::Form(form) => {
-            let encoded = form.to_multipart().map_err(|e| {
+            let encoded = form.into_multipart().map_err(|e| {
                 Error::from(
                     ConfigurationError::new(ErrorCode::InvalidOption, e.to_string()).at(path),
                 )
@@ -332,7 +332,7 @@ fn post_body(path: &str, variables: Variables) -> Result<(Body, HeaderValue), Er
             let kind = encoded
                 .content_type()
                 .unwrap_or(HeaderValue::from_static("multipart/form-data"));
-            Ok((Body::from(encoded.into_bytes()), kind))
+            Ok((encoded.into_body(), kind))
         }
         Variables::Json(value) => {
             let body = serde_json::json!({ "variables": value }).to_string();

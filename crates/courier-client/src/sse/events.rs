@@ -464,6 +464,7 @@ async fn first_connection<R>(
         .at(&*path)
         .into());
     };
+    let variables = read::json_variables(variables)?;
     let cancelled = cancellation(
         options.as_ref().and_then(CallOptions::get_signal),
         opener.api().options().signal.as_ref(),
@@ -481,7 +482,6 @@ async fn first_connection<R>(
     // Served in process by a client with a hub; a proxy caller (no hub) reaches even an
     // implemented stream through the proxy.
     if let (StreamSource::Implemented(handler), true) = (stream.source(), opener.hub().is_some()) {
-        let variables = read::in_process_variables(variables)?;
         events.state = State::Local(handler.open(StreamRequest::new(variables)));
         return Ok(events);
     }
@@ -489,7 +489,7 @@ async fn first_connection<R>(
         Box::pin(open(
             Arc::clone(&opener),
             Arc::clone(&endpoint),
-            variables.clone(),
+            Variables::Json(variables.clone()),
             options.clone(),
             last_event_id,
         ))

@@ -37,7 +37,7 @@ impl std::error::Error for BadHandshake {}
 pub(super) struct Dialer {
     pub(super) opener: Arc<dyn Opener>,
     pub(super) endpoint: Arc<ResolvedEndpoint>,
-    pub(super) variables: Variables,
+    pub(super) variables: Value,
     pub(super) options: Option<CallOptions>,
     pub(super) ws: WsOptions,
 }
@@ -109,7 +109,7 @@ impl Dialer {
             .opener
             .handshake(
                 &self.endpoint,
-                self.variables.clone(),
+                Variables::Json(self.variables.clone()),
                 self.options.as_ref(),
                 headers,
                 announce,

@@ -154,6 +154,7 @@ async fn first_connection<R, S>(
         .at(&*path)
         .into());
     };
+    let variables = read::json_variables(variables)?;
     let shared = Arc::new(Shared {
         queue: Mutex::new(Queue {
             messages: VecDeque::new(),
@@ -192,7 +193,6 @@ async fn first_connection<R, S>(
     };
     // A proxy caller reaches even an implemented channel through the proxy.
     if let (ChannelSource::Implemented(_), Some(hub)) = (channel.source(), opener.hub()) {
-        let variables = read::in_process_variables(variables)?;
         let mut options = JoinOptions::default().buffer(INCOMING);
         // In process, `auth`'s parameters reach the handlers as they would from a socket.
         if let Some(auth) = &ws.auth {

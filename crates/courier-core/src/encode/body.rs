@@ -2,6 +2,8 @@
 
 use bytes::Bytes;
 use http::HeaderValue;
+
+use crate::body::Body;
 use serde_json::{Map, Value};
 
 use super::search::write_urlencoded;
@@ -47,7 +49,7 @@ impl BodySerializer for UrlEncodedBody {
 }
 
 /// The body of an encoded call.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Debug)]
 pub enum EncodedBody {
     /// No body at all: no bytes and no `Content-Type`.
     Empty,
@@ -60,6 +62,15 @@ pub enum EncodedBody {
         /// The whole body, closing delimiter included.
         bytes: Bytes,
     },
+    /// A `multipart/form-data` body from a [`Form`](super::Form) that is read as it is sent: a
+    /// file of it is [streamed](super::FilePart::streamed), or parts are still
+    /// [arriving](super::Form::arriving). It can be sent once.
+    MultipartStream {
+        /// The boundary: found in none of the parts in memory, and unguessable for the others.
+        boundary: String,
+        /// The body, written as its parts are read.
+        body: Body,
+    },
     /// The output of a custom [`BodySerializer`].
     Custom(SerializedBody),
 }
@@ -71,7 +82,8 @@ impl EncodedBody {
             EncodedBody::Empty => None,
             EncodedBody::Json(_) => Some(HeaderValue::from_static("application/json")),
             // Our boundaries are plain ASCII, so this only fails if that ever changes.
-            EncodedBody::Multipart { boundary, .. } => {
+            EncodedBody::Multipart { boundary, .. }
+            | EncodedBody::MultipartStream { boundary, .. } => {
                 HeaderValue::try_from(format!("multipart/form-data; boundary={boundary}")).ok()
             }
             EncodedBody::Custom(body) => body.content_type.clone(),
@@ -83,12 +95,25 @@ impl EncodedBody {
         matches!(self, EncodedBody::Empty)
     }
 
-    /// The body's bytes; empty for [`EncodedBody::Empty`].
-    pub fn into_bytes(self) -> Bytes {
+    /// The body's bytes when they are in memory (empty for [`EncodedBody::Empty`]); `None` for a
+    /// [streamed form](EncodedBody::MultipartStream).
+    pub fn as_bytes(&self) -> Option<&Bytes> {
+        static EMPTY: Bytes = Bytes::new();
         match self {
-            EncodedBody::Empty => Bytes::new(),
-            EncodedBody::Json(bytes) | EncodedBody::Multipart { bytes, .. } => bytes,
-            EncodedBody::Custom(body) => body.bytes,
+            EncodedBody::Empty => Some(&EMPTY),
+            EncodedBody::Json(bytes) | EncodedBody::Multipart { bytes, .. } => Some(bytes),
+            EncodedBody::Custom(body) => Some(&body.bytes),
+            EncodedBody::MultipartStream { .. } => None,
+        }
+    }
+
+    /// The body, to send.
+    pub fn into_body(self) -> Body {
+        match self {
+            EncodedBody::Empty => Body::empty(),
+            EncodedBody::Json(bytes) | EncodedBody::Multipart { bytes, .. } => bytes.into(),
+            EncodedBody::Custom(body) => body.bytes.into(),
+            EncodedBody::MultipartStream { body, .. } => body,
         }
     }
 }
@@ -119,7 +144,7 @@ mod tests {
     fn content_types_and_emptiness() {
         assert_eq!(EncodedBody::Empty.content_type(), None);
         assert!(EncodedBody::Empty.is_empty());
-        assert_eq!(EncodedBody::Empty.into_bytes(), Bytes::new());
+        assert_eq!(EncodedBody::Empty.as_bytes(), Some(&Bytes::new()));
         let json = EncodedBody::Json(Bytes::from_static(b"{}"));
         assert_eq!(json.content_type().unwrap(), "application/json");
         assert!(!json.is_empty());
@@ -137,6 +162,6 @@ mod tests {
         });
         assert_eq!(custom.content_type(), None);
         assert!(!custom.is_empty());
-        assert_eq!(custom.into_bytes(), "x");
+        assert_eq!(custom.as_bytes().unwrap(), "x");
     }
 }

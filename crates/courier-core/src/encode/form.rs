@@ -3,23 +3,37 @@
 //! A form is what a file upload is declared with: its text parts and file parts become a
 //! `multipart/form-data` body (see [`encode`](super::encode)). Parts keep the order they were
 //! added in, and a name may repeat, as in a browser's `FormData`.
+//!
+//! A form need not be in memory: a file's contents may be a streamed [`Body`]
+//! ([`FilePart::streamed`]), and parts may still be arriving when the call is made
+//! ([`Form::arriving`]), as they do when the proxy hands on a browser's upload. Such a form is
+//! sent as it is read, once: it is never buffered, and a retry does not send it again.
 
 use std::fmt;
+use std::pin::Pin;
 
 use bytes::Bytes;
+use futures_core::Stream;
+use futures_util::{StreamExt, TryStreamExt};
+
+use crate::body::{Body, BoxError};
 
 /// An ordered list of named parts, sent as a `multipart/form-data` body.
 ///
 /// Built with [`Form::text`] and [`Form::file`], e.g.
 /// `Form::new().text("title", "Holiday").file("photo", FilePart::new(png).filename("beach.png"))`.
-#[derive(Clone, Debug, Default)]
+#[derive(Default)]
 #[must_use]
 pub struct Form {
     parts: Vec<(String, Part)>,
+    arriving: Option<Arriving>,
 }
 
+/// Parts still arriving, read as the body is sent.
+pub(super) type Arriving = Pin<Box<dyn Stream<Item = Result<(String, Part), BoxError>> + Send>>;
+
 /// One part of a [`Form`].
-#[derive(Clone, Debug)]
+#[derive(Debug)]
 pub enum Part {
     /// A text field.
     Text(String),
@@ -27,18 +41,25 @@ pub enum Part {
     File(FilePart),
 }
 
-/// A file in a [`Form`]: its bytes, and optionally a file name and a content type.
+/// A file in a [`Form`]: its contents, and optionally a file name and a content type.
 ///
 /// The content type is checked when the form is encoded, so a builder chain stays a plain chain;
 /// a malformed one makes [`encode`](super::encode) fail with
 /// [`EncodeError::InvalidContentType`](super::EncodeError::InvalidContentType) rather than put
 /// an unchecked header line on the wire.
-#[derive(Clone)]
 #[must_use]
 pub struct FilePart {
     pub(super) filename: Option<String>,
     pub(super) content_type: Option<String>,
-    pub(super) bytes: Bytes,
+    pub(super) contents: Contents,
+}
+
+/// What a [`FilePart`] holds.
+pub(super) enum Contents {
+    /// The whole file, in memory.
+    Bytes(Bytes),
+    /// A body read as the form is sent.
+    Streamed(Body),
 }
 
 impl Form {
@@ -59,25 +80,80 @@ impl Form {
         self
     }
 
-    /// The parts, in the order they were added.
+    /// Adds parts that are still arriving: they are read from `parts` as the body is sent, after
+    /// every part added before, in the order they come. An error from `parts` ends the body
+    /// there, and the call fails with it.
+    ///
+    /// Path parameters and the source's `defaultBody` see the parts added before, not these
+    /// (which have not arrived when the address is written): an arriving part named like a path
+    /// option is left out, as any part so named is, and so is an arriving text part named like a
+    /// path parameter that an earlier text part filled; one named like a `defaultBody` field that
+    /// the earlier parts lacked is sent after that default. Called again, the new parts arrive
+    /// after the earlier ones.
+    ///
+    /// ```
+    /// use courier::encode::{FilePart, Form, Part};
+    /// use futures_util::stream;
+    ///
+    /// let rest = stream::iter([Ok::<_, std::io::Error>((
+    ///     "photo".to_owned(),
+    ///     Part::File(FilePart::new("PNG").filename("beach.png")),
+    /// ))]);
+    /// let form = Form::new().text("title", "Holiday").arriving(rest);
+    /// assert!(form.is_streamed());
+    /// ```
+    pub fn arriving<S, E>(mut self, parts: S) -> Self
+    where
+        S: Stream<Item = Result<(String, Part), E>> + Send + 'static,
+        E: Into<BoxError> + 'static,
+    {
+        let parts = parts.map_err(Into::into);
+        self.arriving = Some(match self.arriving.take() {
+            Some(earlier) => Box::pin(earlier.chain(parts)),
+            None => Box::pin(parts),
+        });
+        self
+    }
+
+    /// The parts added so far, in the order they were added; not those still
+    /// [arriving](Form::arriving).
     pub fn parts(&self) -> &[(String, Part)] {
         &self.parts
     }
 
-    /// Whether any part is a file.
+    /// Whether any part is a file, or parts are still [arriving](Form::arriving) (which may be).
     pub fn has_file(&self) -> bool {
-        self.parts
-            .iter()
-            .any(|(_, part)| matches!(part, Part::File(_)))
+        self.arriving.is_some()
+            || self
+                .parts
+                .iter()
+                .any(|(_, part)| matches!(part, Part::File(_)))
     }
 
-    /// The form as a `multipart/form-data` body: its text parts, then its files.
+    /// Whether the form is read as it is sent: a file of it is [streamed](FilePart::streamed),
+    /// or parts are still [arriving](Form::arriving). Such a form is sent once.
+    pub fn is_streamed(&self) -> bool {
+        self.arriving.is_some()
+            || self.parts.iter().any(|(_, part)| {
+                matches!(
+                    part,
+                    Part::File(FilePart {
+                        contents: Contents::Streamed(_),
+                        ..
+                    })
+                )
+            })
+    }
+
+    /// The form as a `multipart/form-data` body: its text parts, then its files, then the parts
+    /// still arriving.
     ///
     /// # Errors
     ///
     /// [`EncodeError::InvalidContentType`](super::EncodeError::InvalidContentType) for a file
-    /// whose content type is not a valid header value.
-    pub fn to_multipart(&self) -> Result<super::EncodedBody, super::EncodeError> {
+    /// whose content type is not a valid header value (for an arriving file, the body fails
+    /// there instead).
+    pub fn into_multipart(self) -> Result<super::EncodedBody, super::EncodeError> {
         super::multipart::encode_form(self, None)
     }
 
@@ -94,9 +170,29 @@ impl Form {
         self.parts.iter().any(|(n, _)| n == name)
     }
 
-    /// Keeps only the parts for which `keep` is true.
-    pub(super) fn retain(&mut self, mut keep: impl FnMut(&str, &Part) -> bool) {
+    /// Keeps only the parts for which `keep` is true, those still arriving included.
+    pub(super) fn retain(&mut self, keep: impl Fn(&str, &Part) -> bool + Send + Clone + 'static) {
         self.parts.retain(|(name, part)| keep(name, part));
+        if let Some(arriving) = self.arriving.take() {
+            self.arriving =
+                Some(Box::pin(arriving.try_filter(move |(name, part)| {
+                    std::future::ready(keep(name, part))
+                })));
+        }
+    }
+
+    /// The parts added so far, and those still arriving.
+    pub(super) fn into_parts(self) -> (Vec<(String, Part)>, Option<Arriving>) {
+        (self.parts, self.arriving)
+    }
+}
+
+impl fmt::Debug for Form {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Form")
+            .field("parts", &self.parts)
+            .field("arriving", &self.arriving.is_some())
+            .finish()
     }
 }
 
@@ -107,7 +203,28 @@ impl FilePart {
         FilePart {
             filename: None,
             content_type: None,
-            bytes: bytes.into(),
+            contents: Contents::Bytes(bytes.into()),
+        }
+    }
+
+    /// A file whose contents are read from `body` as the form is sent, never held whole: a
+    /// large file from disk, or an upload handed on as it arrives. The form is then sent once
+    /// (a retry does not send it again) and without a `Content-Length`.
+    ///
+    /// ```
+    /// use courier::encode::FilePart;
+    /// use courier::Body;
+    /// use futures_util::stream;
+    ///
+    /// let chunks = stream::iter(["first ", "second"].map(Ok::<_, std::io::Error>));
+    /// let file = FilePart::streamed(Body::from_stream(chunks)).filename("log.txt");
+    /// assert!(file.bytes().is_none());
+    /// ```
+    pub fn streamed(body: Body) -> Self {
+        FilePart {
+            filename: None,
+            content_type: None,
+            contents: Contents::Streamed(body),
         }
     }
 
@@ -123,9 +240,13 @@ impl FilePart {
         self
     }
 
-    /// The file's contents.
-    pub fn bytes(&self) -> &Bytes {
-        &self.bytes
+    /// The file's contents when they are in memory; `None` for a [streamed](FilePart::streamed)
+    /// file.
+    pub fn bytes(&self) -> Option<&Bytes> {
+        match &self.contents {
+            Contents::Bytes(bytes) => Some(bytes),
+            Contents::Streamed(_) => None,
+        }
     }
 
     /// The file name, if set.
@@ -142,11 +263,15 @@ impl FilePart {
 // Files can be large: show their size, not their bytes.
 impl fmt::Debug for FilePart {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("FilePart")
+        let mut debug = f.debug_struct("FilePart");
+        debug
             .field("filename", &self.filename)
-            .field("content_type", &self.content_type)
-            .field("len", &self.bytes.len())
-            .finish()
+            .field("content_type", &self.content_type);
+        match &self.contents {
+            Contents::Bytes(bytes) => debug.field("len", &bytes.len()),
+            Contents::Streamed(_) => debug.field("streamed", &true),
+        };
+        debug.finish()
     }
 }
 

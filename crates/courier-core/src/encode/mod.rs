@@ -53,7 +53,10 @@
 //!    `filename` (`blob` when none was given, as browsers do) and a `Content-Type`
 //!    (`application/octet-stream` by default). The boundary occurs in no part. A path parameter
 //!    may take its value from the form's first text part of that name; all text parts of that
-//!    name are then consumed, and a parameter named only by a file part is an error.
+//!    name are then consumed, and a parameter named only by a file part is an error. A form
+//!    with a [streamed file](FilePart::streamed) or parts still [arriving](Form::arriving)
+//!    becomes a body written as it is read ([`EncodedBody::MultipartStream`]): the same bytes,
+//!    with the arriving parts last, in the order they come, and the same parts left out.
 //!
 //! # How variables become search parameters
 //!
@@ -141,7 +144,7 @@ pub struct EncodeInput<'a> {
 }
 
 /// The result of [`encode`].
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Debug)]
 pub struct Encoded {
     /// The rendered path, followed by `?` and the query string when there are search parameters.
     /// It is relative to the base URL.
@@ -204,7 +207,7 @@ pub(crate) fn encode_under(
         }
         Rest::Form(form) => (
             input.default_query.cloned().unwrap_or_default(),
-            multipart::encode_form(&form, input.default_body)?,
+            multipart::encode_form(form, input.default_body)?,
         ),
     };
 

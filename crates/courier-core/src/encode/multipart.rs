@@ -5,24 +5,80 @@ use std::hash::BuildHasher;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use bytes::{BufMut, Bytes, BytesMut};
+use futures_util::stream::{self, BoxStream};
+use futures_util::StreamExt;
+use http_body_util::BodyDataStream;
 use serde_json::{Map, Value};
 
+use super::form::{Arriving, Contents};
 use super::text::any_text;
-use super::{EncodeError, EncodedBody, Form, Part};
+use super::{EncodeError, EncodedBody, FilePart, Form, Part};
+use crate::body::{Body, BoxError};
 
 /// One part, ready to write: its header lines and its content.
-struct Prepared<'a> {
+struct Prepared {
     head: String,
-    content: &'a [u8],
+    content: Contents,
+}
+
+impl Prepared {
+    fn text(name: &str, text: String) -> Self {
+        Prepared {
+            head: disposition(name, None),
+            content: Contents::Bytes(Bytes::from(text)),
+        }
+    }
+
+    fn file(name: &str, file: FilePart) -> Result<Self, EncodeError> {
+        let content_type = file
+            .content_type
+            .as_deref()
+            .unwrap_or("application/octet-stream");
+        if !is_content_type(content_type) {
+            return Err(EncodeError::InvalidContentType {
+                part: name.to_owned(),
+                content_type: content_type.to_owned(),
+            });
+        }
+        // Browsers name an unnamed Blob "blob"; servers tell files from fields by the
+        // presence of a filename, so one is always sent.
+        let filename = file.filename.as_deref().unwrap_or("blob");
+        let mut head = disposition(name, Some(filename));
+        head.push_str("\r\nContent-Type: ");
+        head.push_str(content_type.trim());
+        Ok(Prepared {
+            head,
+            content: file.contents,
+        })
+    }
+
+    fn part(name: &str, part: Part) -> Result<Self, EncodeError> {
+        match part {
+            Part::Text(text) => Ok(Prepared::text(name, text)),
+            Part::File(file) => Prepared::file(name, file),
+        }
+    }
+
+    /// The content, when it is in memory.
+    fn bytes(&self) -> Option<&[u8]> {
+        match &self.content {
+            Contents::Bytes(bytes) => Some(bytes),
+            Contents::Streamed(_) => None,
+        }
+    }
 }
 
 /// Encodes `form`, adding `defaults` (the source's `defaultBody`) as text parts for names the
 /// form lacks.
 ///
 /// Order: the form's text parts, then the defaults, then the form's files, since some servers
-/// stream files and only see the fields that came before them.
+/// stream files and only see the fields that came before them; then the parts still arriving.
+///
+/// A form in memory becomes one buffer, under a boundary found in none of its parts. A streamed
+/// form becomes a body written as it is read; its boundary is checked against the parts in
+/// memory only, and is unguessable for the rest (see [`candidate`]).
 pub(super) fn encode_form(
-    form: &Form,
+    form: Form,
     defaults: Option<&Map<String, Value>>,
 ) -> Result<EncodedBody, EncodeError> {
     let default_texts: Vec<(&str, String)> = defaults
@@ -32,64 +88,87 @@ pub(super) fn encode_form(
         .filter_map(|(name, value)| Some((name.as_str(), any_text(value)?.into_owned())))
         .collect();
 
-    let mut parts = Vec::with_capacity(form.parts().len() + default_texts.len());
-    for (name, part) in form.parts() {
-        if let Part::Text(text) = part {
-            parts.push(Prepared {
-                head: disposition(name, None),
-                content: text.as_bytes(),
-            });
-        }
+    let (form_parts, arriving) = form.into_parts();
+    let (texts, files): (Vec<_>, Vec<_>) = form_parts
+        .into_iter()
+        .partition(|(_, part)| matches!(part, Part::Text(_)));
+    let mut parts = Vec::with_capacity(texts.len() + default_texts.len() + files.len());
+    for (name, part) in texts {
+        parts.push(Prepared::part(&name, part)?);
     }
-    for (name, text) in &default_texts {
-        parts.push(Prepared {
-            head: disposition(name, None),
-            content: text.as_bytes(),
-        });
+    for (name, text) in default_texts {
+        parts.push(Prepared::text(name, text));
     }
-    for (name, part) in form.parts() {
-        if let Part::File(file) = part {
-            let content_type = file
-                .content_type
-                .as_deref()
-                .unwrap_or("application/octet-stream");
-            if !is_content_type(content_type) {
-                return Err(EncodeError::InvalidContentType {
-                    part: name.clone(),
-                    content_type: content_type.to_owned(),
-                });
-            }
-            // Browsers name an unnamed Blob "blob"; servers tell files from fields by the
-            // presence of a filename, so one is always sent.
-            let filename = file.filename.as_deref().unwrap_or("blob");
-            let mut head = disposition(name, Some(filename));
-            head.push_str("\r\nContent-Type: ");
-            head.push_str(content_type.trim());
-            parts.push(Prepared {
-                head,
-                content: &file.bytes,
-            });
-        }
+    for (name, part) in files {
+        parts.push(Prepared::part(&name, part)?);
     }
 
     let boundary = pick_boundary(&parts, candidate);
+    if arriving.is_some() || parts.iter().any(|part| part.bytes().is_none()) {
+        let body = streamed(boundary.clone(), parts, arriving);
+        return Ok(EncodedBody::MultipartStream { boundary, body });
+    }
     let mut out = BytesMut::new();
     for part in &parts {
-        out.put_slice(b"--");
-        out.put_slice(boundary.as_bytes());
-        out.put_slice(b"\r\n");
-        out.put_slice(part.head.as_bytes());
-        out.put_slice(b"\r\n\r\n");
-        out.put_slice(part.content);
+        out.put_slice(&opening(&boundary, &part.head));
+        out.put_slice(part.bytes().unwrap_or_default());
         out.put_slice(b"\r\n");
     }
-    out.put_slice(b"--");
-    out.put_slice(boundary.as_bytes());
-    out.put_slice(b"--\r\n");
+    out.put_slice(&closing(&boundary));
     Ok(EncodedBody::Multipart {
         boundary,
         bytes: Bytes::from(out),
     })
+}
+
+/// The delimiter and header lines that open a part.
+fn opening(boundary: &str, head: &str) -> Bytes {
+    Bytes::from(format!("--{boundary}\r\n{head}\r\n\r\n"))
+}
+
+/// The delimiter that ends the body.
+fn closing(boundary: &str) -> Bytes {
+    Bytes::from(format!("--{boundary}--\r\n"))
+}
+
+type Chunks = BoxStream<'static, Result<Bytes, BoxError>>;
+
+/// The body of a streamed form: the parts in hand, then those still arriving, each written as
+/// it is read. A part arriving with a content type that cannot be sent ends the body with
+/// [`EncodeError::InvalidContentType`].
+fn streamed(boundary: String, parts: Vec<Prepared>, arriving: Option<Arriving>) -> Body {
+    let leading = {
+        let boundary = boundary.clone();
+        stream::iter(parts).flat_map(move |part| written(&boundary, part))
+    };
+    let arriving = {
+        let boundary = boundary.clone();
+        arriving
+            .unwrap_or_else(|| Box::pin(stream::empty()))
+            .flat_map(move |part| {
+                let part = part.and_then(|(name, part)| Ok(Prepared::part(&name, part)?));
+                match part {
+                    Ok(part) => written(&boundary, part),
+                    Err(e) => stream::once(std::future::ready(Err(e))).boxed(),
+                }
+            })
+    };
+    let end = stream::once(std::future::ready(Ok(closing(&boundary))));
+    Body::from_stream(leading.chain(arriving).chain(end))
+}
+
+/// One part of a streamed form, written: its opening, its content, its line end.
+fn written(boundary: &str, part: Prepared) -> Chunks {
+    let content: Chunks = match part.content {
+        Contents::Bytes(bytes) => stream::once(std::future::ready(Ok(bytes))).boxed(),
+        Contents::Streamed(body) => BodyDataStream::new(body).boxed(),
+    };
+    stream::once(std::future::ready(Ok(opening(boundary, &part.head))))
+        .chain(content)
+        .chain(stream::once(std::future::ready(Ok(Bytes::from_static(
+            b"\r\n",
+        )))))
+        .boxed()
 }
 
 /// The `Content-Disposition` line of a part.
@@ -128,8 +207,8 @@ fn is_content_type(value: &str) -> bool {
             .all(|b| b == b'\t' || (0x20..0x7f).contains(&b))
 }
 
-/// The first candidate found in no part's header or content.
-fn pick_boundary(parts: &[Prepared<'_>], mut candidates: impl FnMut() -> String) -> String {
+/// The first candidate found in no part's header or content in memory.
+fn pick_boundary(parts: &[Prepared], mut candidates: impl FnMut() -> String) -> String {
     loop {
         let boundary = candidates();
         // An empty boundary would match everywhere.
@@ -138,7 +217,7 @@ fn pick_boundary(parts: &[Prepared<'_>], mut candidates: impl FnMut() -> String)
         };
         if !parts
             .iter()
-            .any(|part| found(part.head.as_bytes()) || found(part.content))
+            .any(|part| found(part.head.as_bytes()) || part.bytes().is_some_and(&found))
         {
             return boundary;
         }
@@ -148,7 +227,10 @@ fn pick_boundary(parts: &[Prepared<'_>], mut candidates: impl FnMut() -> String)
 /// A fresh boundary candidate: a process-wide counter hashed with a randomly keyed hasher.
 ///
 /// That makes boundaries hard to guess (so content cannot be crafted to contain them) without a
-/// random-number crate; [`pick_boundary`]'s check makes even a collision harmless.
+/// random-number crate: the hasher's keys come from the operating system's randomness, and a
+/// boundary is never shown to whoever supplies the content. [`pick_boundary`]'s check makes even
+/// a collision harmless for content in memory; streamed content, which cannot be checked before
+/// it is sent, relies on the guess being out of reach (128 bits), as browsers' boundaries do.
 fn candidate() -> String {
     static COUNTER: AtomicU64 = AtomicU64::new(0);
     let n = COUNTER.fetch_add(1, Ordering::Relaxed);

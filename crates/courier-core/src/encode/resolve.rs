@@ -1,5 +1,7 @@
 //! Where path values come from, and which variables are left to send.
 
+use std::sync::Arc;
+
 use serde_json::{Map, Value};
 
 use super::text::kind;
@@ -58,7 +60,8 @@ pub(super) fn render_path(
         Variables::Form(mut form) => {
             let params = template.distinct_params();
             let mut taken = Map::new();
-            form.retain(|name, _| !path_options.contains_key(name));
+            let options: Arc<[String]> = path_options.keys().cloned().collect();
+            form.retain(move |name, _| !options.iter().any(|option| option == name));
             for name in &params {
                 if let Some(text) = form.first_text(name) {
                     taken.insert((*name).to_owned(), Value::String(text.to_owned()));
@@ -69,9 +72,12 @@ pub(super) fn render_path(
                     });
                 }
             }
-            form.retain(|name, part| {
-                !(matches!(part, super::Part::Text(_)) && taken.contains_key(name))
-            });
+            if !taken.is_empty() {
+                let spent: Arc<[String]> = taken.keys().cloned().collect();
+                form.retain(move |name, part| {
+                    !(matches!(part, super::Part::Text(_)) && spent.iter().any(|n| n == name))
+                });
+            }
             template.render_into(out, &|name| {
                 path_options.get(name).or_else(|| taken.get(name))
             })?;

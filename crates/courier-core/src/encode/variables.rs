@@ -11,7 +11,7 @@ use super::Form;
 /// template has exactly one parameter, which it then fills: that is how a newtype such as
 /// `UserId(7)`, serialized to `7`, addresses `/users/:id`. `Json(Value::Null)` means the same as
 /// `None`.
-#[derive(Clone, Debug, Default)]
+#[derive(Debug, Default)]
 pub enum Variables {
     /// No variables.
     #[default]

@@ -165,7 +165,7 @@ pub fn build_request(
     if let Some(content_type) = encoded.body.content_type() {
         out.insert(CONTENT_TYPE, content_type);
     }
-    *request.body_mut() = Body::from(encoded.body.into_bytes());
+    *request.body_mut() = encoded.body.into_body();
     Ok(request)
 }
 
