@@ -10,7 +10,7 @@
  */
 import { addAddress, mergeHeaders, readCookie, resolveUrl, runHook } from "./context.js";
 import { ConfigurationError, HTTPError, failure } from "./errors.js";
-import { MAX_GET_ADDRESS, checkVariables, decodeBody, decodeErrorBody, isFormData, variablesJson } from "./wire.js";
+import { MAX_GET_ADDRESS, checkVariables, decodeBody, decodeErrorBody, isFormData, textsFirst, variablesJson, } from "./wire.js";
 import { sendWithProgress } from "./xhr.js";
 /**
  * Calls an HTTP endpoint. Everything refused before sending (a `ConfigurationError`) comes
@@ -64,7 +64,7 @@ function planCall(settings, call) {
         if (form) {
             // The browser writes the multipart boundary into the content type.
             headers.delete("content-type");
-            body = variables;
+            body = textsFirst(variables);
         }
         else {
             headers.set("content-type", "application/json");

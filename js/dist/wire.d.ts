@@ -10,6 +10,13 @@ export declare const MAX_GET_ADDRESS = 2048;
 /** Whether `value` is a `FormData` (the runtime may have none). */
 export declare function isFormData(value: unknown): value is FormData;
 /**
+ * `form` with its text fields before its files: the proxy reads the fields that come before the
+ * first file (they may fill the address) and hands the rest to the upstream as it arrives. A form
+ * already in that order is sent as it is; another is copied (its files by reference), each kind in
+ * its own order.
+ */
+export declare function textsFirst(form: FormData): FormData;
+/**
  * `PROXY_VARIABLE_NOT_SERIALIZABLE` when the variables hold a value JSON cannot carry — a
  * Blob (or File), an ArrayBuffer, a typed array or DataView, a ReadableStream, or a FormData
  * anywhere but at the top — naming where; `undefined` when they may travel.

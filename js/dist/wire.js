@@ -12,6 +12,26 @@ export function isFormData(value) {
     return typeof FormData !== "undefined" && value instanceof FormData;
 }
 /**
+ * `form` with its text fields before its files: the proxy reads the fields that come before the
+ * first file (they may fill the address) and hands the rest to the upstream as it arrives. A form
+ * already in that order is sent as it is; another is copied (its files by reference), each kind in
+ * its own order.
+ */
+export function textsFirst(form) {
+    const entries = [...form.entries()];
+    const firstFile = entries.findIndex(([, value]) => typeof value !== "string");
+    if (firstFile === -1 || entries.slice(firstFile).every(([, value]) => typeof value !== "string"))
+        return form;
+    const ordered = new FormData();
+    for (const [name, value] of entries)
+        if (typeof value === "string")
+            ordered.append(name, value);
+    for (const [name, value] of entries)
+        if (typeof value !== "string")
+            ordered.append(name, value);
+    return ordered;
+}
+/**
  * `PROXY_VARIABLE_NOT_SERIALIZABLE` when the variables hold a value JSON cannot carry — a
  * Blob (or File), an ArrayBuffer, a typed array or DataView, a ReadableStream, or a FormData
  * anywhere but at the top — naming where; `undefined` when they may travel.

@@ -14,7 +14,15 @@ import { addAddress, mergeHeaders, readCookie, resolveUrl, runHook } from "./con
 import { ConfigurationError, HTTPError, failure } from "./errors.js";
 import type { UploadProgress } from "./options.js";
 import type { ProxyRequest, RawResponse } from "./wire.js";
-import { MAX_GET_ADDRESS, checkVariables, decodeBody, decodeErrorBody, isFormData, variablesJson } from "./wire.js";
+import {
+  MAX_GET_ADDRESS,
+  checkVariables,
+  decodeBody,
+  decodeErrorBody,
+  isFormData,
+  textsFirst,
+  variablesJson,
+} from "./wire.js";
 import { sendWithProgress } from "./xhr.js";
 
 /** What one call needs beyond its request. */
@@ -82,7 +90,7 @@ function planCall(settings: Settings, call: Call): Plan {
     if (form) {
       // The browser writes the multipart boundary into the content type.
       headers.delete("content-type");
-      body = variables;
+      body = textsFirst(variables);
     } else {
       headers.set("content-type", "application/json");
       body = `{"variables":${json ?? "null"}}`;

@@ -11,7 +11,7 @@ use axum::http::{Method, Request};
 use axum::response::{IntoResponse, Response};
 use courier_client::Error;
 use courier_core::context::ServedRequest;
-use courier_core::encode::{FilePart, Form, Variables};
+use courier_core::encode::Variables;
 use courier_core::{
     CallOptions, ChannelSource, EndpointDef, HttpAddress, Kind, ResolvedEndpoint, ResponseType,
     StreamSource,
@@ -88,6 +88,9 @@ pub(crate) async fn serve_call(
             endpoint.path()
         )));
     };
+    // Where a streamed upload's failure is kept: the browser hears of it rather than of the
+    // upstream call it broke off.
+    let mut upload = crate::upload::Failure::default();
     let variables: Variables = if method == Method::GET {
         if http.kind() == Kind::Mutation {
             return Err(Refusal::MethodNotAllowed(format!(
@@ -121,16 +124,12 @@ pub(crate) async fn serve_call(
                     .to_owned(),
             ));
         }
-        let limit = if multipart {
-            proxy.multipart_limit
-        } else {
-            proxy.body_limit
-        };
-        let bytes = read_body(&proxy, body, limit).await?;
         if multipart {
-            Variables::Form(form_of(&parts, bytes).await?)
+            let (form, failure) = crate::upload::form(&proxy, &parts, body).await?;
+            upload = failure;
+            Variables::Form(form)
         } else {
-            crate::wire::call_body(&bytes)?
+            crate::wire::call_body(&read_body(&proxy, body, proxy.body_limit).await?)?
         }
     };
     let timeout = sent_timeout(&query, &endpoint)?;
@@ -156,7 +155,7 @@ pub(crate) async fn serve_call(
         .flatten();
     let upstream = tower::service_fn(move |request: Request<Variables>| {
         let (client, path, served) = (client.clone(), path.clone(), context.clone());
-        let read_as = read_as.clone();
+        let (read_as, upload) = (read_as.clone(), upload.clone());
         async move {
             let (parts, variables) = request.into_parts();
             let mut options = CallOptions::new().context(served);
@@ -180,7 +179,10 @@ pub(crate) async fn serve_call(
                     }
                     response
                 }
-                Err(e) => failure(&e),
+                Err(e) => match upload.take() {
+                    Some(refusal) => refusal.into_response(),
+                    None => failure(&e),
+                },
             };
             Ok::<_, std::convert::Infallible>(response)
         }
@@ -273,42 +275,6 @@ fn sent_timeout(
         Some(own) => sent.min(own),
         None => sent,
     }))
-}
-
-/// The form a multipart POST carries, part for part: a part with a content type is a file,
-/// one without is a text field.
-async fn form_of(parts: &http::request::Parts, bytes: bytes::Bytes) -> Result<Form, Refusal> {
-    use axum::extract::{FromRequest, Multipart};
-    let request = Request::from_parts(parts.clone(), AxumBody::from(bytes));
-    let bad = |e: axum::extract::multipart::MultipartError| {
-        Refusal::BadRequest(format!("the form does not parse: {}", e.body_text()))
-    };
-    let mut multipart = Multipart::from_request(request, &())
-        .await
-        .map_err(|e| Refusal::BadRequest(format!("the form does not parse: {}", e.body_text())))?;
-    let mut form = Form::new();
-    while let Some(field) = multipart.next_field().await.map_err(bad)? {
-        let name = field.name().unwrap_or_default().to_owned();
-        let filename = field.file_name().map(str::to_owned);
-        let kind = field.content_type().map(str::to_owned);
-        let data = field.bytes().await.map_err(bad)?;
-        if filename.is_none() && kind.is_none() {
-            let text = String::from_utf8(data.to_vec()).map_err(|_| {
-                Refusal::BadRequest(format!("the form's text field `{name}` is not UTF-8"))
-            })?;
-            form = form.text(name, text);
-        } else {
-            let mut file = FilePart::new(data);
-            if let Some(filename) = filename {
-                file = file.filename(filename);
-            }
-            if let Some(kind) = kind {
-                file = file.content_type(kind);
-            }
-            form = form.file(name, file);
-        }
-    }
-    Ok(form)
 }
 
 /// The browser's request as the served context of the upstream call.

@@ -11,7 +11,8 @@
 //!
 //! - **HTTP calls**: a read as GET with `_v`, or any call as POST with the JSON body
 //!   `{"variables": …}` and nothing else (a body without `variables`, or with other keys, is a
-//!   400) or, for variables that carry files, a `multipart/form-data` form (up to
+//!   400) or, for variables that carry files, a `multipart/form-data` form, handed on to the
+//!   upstream as it arrives (up to
 //!   [`Proxy::body_limit`] and [`Proxy::multipart_limit`] respectively, refused from a declared
 //!   `content-length` alone, and arriving within
 //!   [`Proxy::body_read_timeout`], else 408); `_t` (milliseconds) may shorten the upstream call's
@@ -111,6 +112,7 @@ mod serve;
 mod shutdown;
 mod socket;
 mod stream;
+mod upload;
 mod wire;
 
 pub use self::proxy::{Proxy, ProxyError};

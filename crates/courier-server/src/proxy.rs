@@ -112,8 +112,10 @@ impl Proxy {
     }
 
     /// The largest multipart request body (an upload's form) a call may carry, in bytes; a
-    /// larger one is refused with 413. Default 32 MiB. The form is read whole before the call
-    /// goes upstream, so this bounds the memory one upload can take.
+    /// larger one is refused with 413, from its declared length before the call, or once it
+    /// grows past the limit (the upstream's request then breaks off). Default 32 MiB. The form
+    /// is handed on to the upstream as it arrives, never held whole: only its text fields before
+    /// the first file are read first, and held to [`Proxy::body_limit`].
     pub fn multipart_limit(mut self, bytes: usize) -> Self {
         self.multipart_limit = bytes;
         self

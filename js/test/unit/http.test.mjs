@@ -141,6 +141,28 @@ describe("GET or POST", () => {
     assert.equal(request.headers.get("content-type"), null);
     await assert.rejects(caller().users.with({ method: "GET" }).get(form), { code: "INVALID_OPTION" });
   });
+
+  test("a FormData's text fields go before its files, each kind in its own order", async (t) => {
+    const requests = fakeFetch(t, () => json(200, null));
+    const form = new FormData();
+    form.append("photo", new Blob(["png"], { type: "image/png" }), "beach.png");
+    form.append("id", "5");
+    form.append("scan", new Blob(["pdf"]), "scan.pdf");
+    form.append("title", "Holiday");
+    await caller().users.get(form);
+    const sent = requests[0].body;
+    assert.notEqual(sent, form, "the caller's own form is left as it was");
+    const entries = [...sent.entries()].map(([name, value]) =>
+      typeof value === "string" ? [name, value] : [name, value.name, value.size],
+    );
+    assert.deepEqual(entries, [
+      ["id", "5"],
+      ["title", "Holiday"],
+      ["photo", "beach.png", 3],
+      ["scan", "scan.pdf", 3],
+    ]);
+    assert.equal([...form.keys()][0], "photo");
+  });
 });
 
 describe("timeouts", () => {
