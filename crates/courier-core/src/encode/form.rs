@@ -170,14 +170,24 @@ impl Form {
         self.parts.iter().any(|(n, _)| n == name)
     }
 
-    /// Keeps only the parts for which `keep` is true, those still arriving included.
-    pub(super) fn retain(&mut self, keep: impl Fn(&str, &Part) -> bool + Send + Clone + 'static) {
-        self.parts.retain(|(name, part)| keep(name, part));
+    /// Leaves out the parts called by one of `names` (with `texts_only`, its text parts only),
+    /// those still arriving included.
+    pub(super) fn leave_out<'a>(
+        &mut self,
+        names: impl Iterator<Item = &'a str> + Clone,
+        texts_only: bool,
+    ) {
+        if names.clone().next().is_none() {
+            return;
+        }
+        let kind = move |part: &Part| !texts_only || matches!(part, Part::Text(_));
+        self.parts
+            .retain(|(name, part)| !(kind(part) && names.clone().any(|n| n == name)));
         if let Some(arriving) = self.arriving.take() {
-            self.arriving =
-                Some(Box::pin(arriving.try_filter(move |(name, part)| {
-                    std::future::ready(keep(name, part))
-                })));
+            let names: Vec<String> = names.map(str::to_owned).collect();
+            self.arriving = Some(Box::pin(arriving.try_filter(move |(name, part)| {
+                std::future::ready(!(kind(part) && names.iter().any(|n| n == name)))
+            })));
         }
     }
 

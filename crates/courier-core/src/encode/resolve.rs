@@ -1,7 +1,5 @@
 //! Where path values come from, and which variables are left to send.
 
-use std::sync::Arc;
-
 use serde_json::{Map, Value};
 
 use super::text::kind;
@@ -60,8 +58,7 @@ pub(super) fn render_path(
         Variables::Form(mut form) => {
             let params = template.distinct_params();
             let mut taken = Map::new();
-            let options: Arc<[String]> = path_options.keys().cloned().collect();
-            form.retain(move |name, _| !options.iter().any(|option| option == name));
+            form.leave_out(path_options.keys().map(String::as_str), false);
             for name in &params {
                 if let Some(text) = form.first_text(name) {
                     taken.insert((*name).to_owned(), Value::String(text.to_owned()));
@@ -72,12 +69,7 @@ pub(super) fn render_path(
                     });
                 }
             }
-            if !taken.is_empty() {
-                let spent: Arc<[String]> = taken.keys().cloned().collect();
-                form.retain(move |name, part| {
-                    !(matches!(part, super::Part::Text(_)) && spent.iter().any(|n| n == name))
-                });
-            }
+            form.leave_out(taken.keys().map(String::as_str), true);
             template.render_into(out, &|name| {
                 path_options.get(name).or_else(|| taken.get(name))
             })?;

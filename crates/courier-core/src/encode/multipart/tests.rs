@@ -118,7 +118,7 @@ fn picks_another_boundary_when_one_occurs_in_a_part() {
     let content = b"--taken--";
     let parts = [Prepared {
         head: disposition("used-in-head", None),
-        content: Contents::Bytes(Bytes::from_static(content)),
+        content: Content::Bytes(Bytes::from_static(content)),
     }];
     let mut candidates = ["taken", "used-in-head", "free"]
         .into_iter()
