@@ -100,6 +100,8 @@ struct Users {
     greeting: Http<String>,
     /// Read as text whatever its content type says (`response_type(Text)`).
     as_text: Http<String>,
+    /// Read as JSON (the default), though its upstream answers text.
+    not_json: Http<Value>,
     missing: Http<Value, UserId>,
     slow: Http<Value>,
     set_session: Http<Value>,
@@ -144,6 +146,7 @@ fn api_with(
             .get("/greeting")
             .response_type(ResponseType::Text),
         as_text: endpoint().get("/as-text").response_type(ResponseType::Text),
+        not_json: endpoint().get("/not-json"),
         missing: endpoint().get("/missing/:id"),
         slow: endpoint().get("/slow"),
         set_session: endpoint().get("/session").headers(["set-cookie"]),
@@ -233,6 +236,7 @@ async fn backend(seen: Seen) -> SocketAddr {
         )
         .route("/users/greeting", get(|| async { "hello" }))
         .route("/users/as-text", get(|| async { Json(json!({ "a": 1 })) }))
+        .route("/users/not-json", get(|| async { "plain words" }))
         .route(
             "/users/missing/{id}",
             get(|| async {
@@ -397,6 +401,14 @@ async fn a_proxied_call_resolves_to_what_the_direct_call_does() {
         let text: String = caller.users().as_text().await.unwrap();
         assert_eq!(text, r#"{"a":1}"#);
         assert_eq!(text, direct.users().as_text().await.unwrap());
+        // Text from the upstream of an endpoint read as JSON: the same decode error either way
+        // (the proxy's answer says `application/json`), not the text.
+        let err = caller.users().not_json().await.unwrap_err();
+        let direct_err = direct.users().not_json().await.unwrap_err();
+        assert!(
+            err.is_decode() && direct_err.is_decode(),
+            "{err} / {direct_err}"
+        );
         let whole = caller.users().raw().get(UserId(8)).await.unwrap();
         assert_eq!(whole.status, 200);
         assert_eq!(whole.headers["content-type"], "application/json");
@@ -1242,9 +1254,11 @@ async fn relay_upstream() -> SocketAddr {
             "/feed",
             get(move |headers: HeaderMap| async move {
                 let seen = json!({ "x-app": header(&headers, "x-app"), "cookie": header(&headers, "cookie") });
-                let body: String = (1..=2)
+                let mut body: String = (1..=2)
                     .map(|n| format!("id: {n}\ndata: {{\"n\":{n},\"seen\":{seen}}}\n\n"))
                     .collect();
+                // A finite stream says it is over, or its clients reconnect for more.
+                body.push_str("event: courier.end\ndata: {}\n\n");
                 ([("content-type", "text/event-stream")], body)
             }),
         )

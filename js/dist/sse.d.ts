@@ -11,6 +11,13 @@ export declare const DEFAULT_RETRY_MS = 3000;
 /** The longest wait between failed reconnection attempts (unless the server's `retry` is longer). */
 export declare const MAX_RETRY_MS = 30000;
 /**
+ * The first wait after a failed attempt when the server asked for less (a `retry` of 0): a
+ * connection that ends as soon as it opens is not tried again in a tight loop.
+ */
+export declare const MIN_BACKOFF_MS = 100;
+/** The event a courier server ends a finite stream with (docs/PROTOCOL.md); never handed over. */
+export declare const END_EVENT = "courier.end";
+/**
  * One event of a stream.
  *
  * @typeParam R - the stream's response type: each event's `data`, parsed from JSON
@@ -34,8 +41,9 @@ export interface StreamEvent<R> {
  * | the server answers ≥ 400 (on any connection) | throws `HTTPError`, no reconnect |
  * | a status other than 200 and 204, or a 200 that is not `text/event-stream` | throws `StreamError` `protocol`, no reconnect |
  * | `204 No Content` | ends, without events |
- * | the body ends cleanly | ends |
- * | the connection drops | waits the `retry` delay (3 s until the server sends `retry:`), reconnects with `Last-Event-ID`; each failed reconnection in a row doubles the wait, up to 30 s (or the server's longer `retry`) |
+ * | the connection drops, or the body ends | waits the `retry` delay (3 s until the server sends `retry:`), reconnects with `Last-Event-ID`, as an `EventSource` does; each failed reconnection in a row doubles the wait (from at least 100 ms), up to 30 s (or the server's longer `retry`) |
+ * | a body that ends without an event | counts as a failed reconnection, so a server that closes at once is not retried in a tight loop |
+ * | courier's `event: courier.end` | ends (the event is not handed over): a courier server ends every finite stream with it |
  * | courier's `event: error` frame (`{"error":{"code","message"}}`) | throws `StreamError` `failed` with the server's `code` |
  * | an event's data is not JSON | throws `StreamError` `decode` and ends |
  * | `break`, `close()` or the call's `signal` | aborts the request and ends, no further requests |
@@ -64,7 +72,8 @@ export interface EventStream<R> extends AsyncIterable<StreamEvent<R>> {
  */
 export declare function openStream<R>(state: CallerState, call: Call): EventStream<R>;
 /**
- * The wait before reconnection attempt `failures + 1`: the reconnection time, doubled for each
- * failure in a row, at most {@link MAX_RETRY_MS} (or the server's own longer `retry`).
+ * The wait before reconnection attempt `failures + 1`: the reconnection time (at least
+ * {@link MIN_BACKOFF_MS}), doubled for each failure in a row, at most {@link MAX_RETRY_MS} (or
+ * the server's own longer `retry`).
  */
 export declare function backoff(retry: number, failures: number): number;

@@ -14,6 +14,13 @@ export const DEFAULT_RETRY_MS = 3000;
 /** The longest wait between failed reconnection attempts (unless the server's `retry` is longer). */
 export const MAX_RETRY_MS = 30_000;
 /**
+ * The first wait after a failed attempt when the server asked for less (a `retry` of 0): a
+ * connection that ends as soon as it opens is not tried again in a tight loop.
+ */
+export const MIN_BACKOFF_MS = 100;
+/** The event a courier server ends a finite stream with (docs/PROTOCOL.md); never handed over. */
+export const END_EVENT = "courier.end";
+/**
  * Opens a stream: checks the call at once (throwing `ConfigurationError`), connects on the
  * first iteration.
  */
@@ -93,8 +100,8 @@ class Subscription {
                 const body = await this.#open(response);
                 if (body === null)
                     return;
-                failures = 0;
                 this.#parser.restart();
+                let delivered = false;
                 const reader = body.getReader();
                 try {
                     for (;;) {
@@ -108,13 +115,18 @@ class Subscription {
                             // The connection dropped: resume after the server's delay.
                             break;
                         }
+                        // The body ended: to an EventSource, a dropped connection too.
                         if (chunk.done)
-                            return;
+                            break;
                         for (const item of this.#parse(chunk.value)) {
                             if (item.kind === "retry")
                                 retry = item.ms;
-                            else
+                            else if (item.event === END_EVENT)
+                                return;
+                            else {
+                                delivered = true;
                                 yield this.#event(item);
+                            }
                         }
                     }
                 }
@@ -122,7 +134,8 @@ class Subscription {
                     reader.cancel().catch(() => undefined);
                 }
                 this.#parser.finish();
-                if (!(await sleep(retry, signal)))
+                failures = delivered ? 0 : failures + 1;
+                if (!(await sleep(delivered ? retry : backoff(retry, failures), signal)))
                     return;
             }
         }
@@ -208,11 +221,13 @@ class Subscription {
     }
 }
 /**
- * The wait before reconnection attempt `failures + 1`: the reconnection time, doubled for each
- * failure in a row, at most {@link MAX_RETRY_MS} (or the server's own longer `retry`).
+ * The wait before reconnection attempt `failures + 1`: the reconnection time (at least
+ * {@link MIN_BACKOFF_MS}), doubled for each failure in a row, at most {@link MAX_RETRY_MS} (or
+ * the server's own longer `retry`).
  */
 export function backoff(retry, failures) {
-    return Math.min(retry * 2 ** Math.min(failures, 16), Math.max(MAX_RETRY_MS, retry));
+    const base = Math.max(retry, MIN_BACKOFF_MS);
+    return Math.min(base * 2 ** Math.min(failures, 16), Math.max(MAX_RETRY_MS, retry));
 }
 /** A courier server's `event: error` data, `{"error":{"code","message"}}`; `undefined` for any other `error` event. */
 function courierFailure(data) {

@@ -20,6 +20,15 @@ export const DEFAULT_RETRY_MS = 3000;
 export const MAX_RETRY_MS = 30_000;
 
 /**
+ * The first wait after a failed attempt when the server asked for less (a `retry` of 0): a
+ * connection that ends as soon as it opens is not tried again in a tight loop.
+ */
+export const MIN_BACKOFF_MS = 100;
+
+/** The event a courier server ends a finite stream with (docs/PROTOCOL.md); never handed over. */
+export const END_EVENT = "courier.end";
+
+/**
  * One event of a stream.
  *
  * @typeParam R - the stream's response type: each event's `data`, parsed from JSON
@@ -44,8 +53,9 @@ export interface StreamEvent<R> {
  * | the server answers ≥ 400 (on any connection) | throws `HTTPError`, no reconnect |
  * | a status other than 200 and 204, or a 200 that is not `text/event-stream` | throws `StreamError` `protocol`, no reconnect |
  * | `204 No Content` | ends, without events |
- * | the body ends cleanly | ends |
- * | the connection drops | waits the `retry` delay (3 s until the server sends `retry:`), reconnects with `Last-Event-ID`; each failed reconnection in a row doubles the wait, up to 30 s (or the server's longer `retry`) |
+ * | the connection drops, or the body ends | waits the `retry` delay (3 s until the server sends `retry:`), reconnects with `Last-Event-ID`, as an `EventSource` does; each failed reconnection in a row doubles the wait (from at least 100 ms), up to 30 s (or the server's longer `retry`) |
+ * | a body that ends without an event | counts as a failed reconnection, so a server that closes at once is not retried in a tight loop |
+ * | courier's `event: courier.end` | ends (the event is not handed over): a courier server ends every finite stream with it |
  * | courier's `event: error` frame (`{"error":{"code","message"}}`) | throws `StreamError` `failed` with the server's `code` |
  * | an event's data is not JSON | throws `StreamError` `decode` and ends |
  * | `break`, `close()` or the call's `signal` | aborts the request and ends, no further requests |
@@ -151,8 +161,8 @@ class Subscription<R> implements EventStream<R> {
         first = false;
         const body = await this.#open(response);
         if (body === null) return;
-        failures = 0;
         this.#parser.restart();
+        let delivered = false;
         const reader = body.getReader();
         try {
           for (;;) {
@@ -164,17 +174,23 @@ class Subscription<R> implements EventStream<R> {
               // The connection dropped: resume after the server's delay.
               break;
             }
-            if (chunk.done) return;
+            // The body ended: to an EventSource, a dropped connection too.
+            if (chunk.done) break;
             for (const item of this.#parse(chunk.value)) {
               if (item.kind === "retry") retry = item.ms;
-              else yield this.#event(item);
+              else if (item.event === END_EVENT) return;
+              else {
+                delivered = true;
+                yield this.#event(item);
+              }
             }
           }
         } finally {
           reader.cancel().catch(() => undefined);
         }
         this.#parser.finish();
-        if (!(await sleep(retry, signal))) return;
+        failures = delivered ? 0 : failures + 1;
+        if (!(await sleep(delivered ? retry : backoff(retry, failures), signal))) return;
       }
     } finally {
       this.#controller.abort();
@@ -268,11 +284,13 @@ class Subscription<R> implements EventStream<R> {
 }
 
 /**
- * The wait before reconnection attempt `failures + 1`: the reconnection time, doubled for each
- * failure in a row, at most {@link MAX_RETRY_MS} (or the server's own longer `retry`).
+ * The wait before reconnection attempt `failures + 1`: the reconnection time (at least
+ * {@link MIN_BACKOFF_MS}), doubled for each failure in a row, at most {@link MAX_RETRY_MS} (or
+ * the server's own longer `retry`).
  */
 export function backoff(retry: number, failures: number): number {
-  return Math.min(retry * 2 ** Math.min(failures, 16), Math.max(MAX_RETRY_MS, retry));
+  const base = Math.max(retry, MIN_BACKOFF_MS);
+  return Math.min(base * 2 ** Math.min(failures, 16), Math.max(MAX_RETRY_MS, retry));
 }
 
 /** A courier server's `event: error` data, `{"error":{"code","message"}}`; `undefined` for any other `error` event. */

@@ -104,13 +104,30 @@ async fn slow() -> Json<Value> {
     Json(json!("too late"))
 }
 
-/// Five events, then the end.
+/// Five events, then the end event.
 async fn events() -> impl IntoResponse {
     use axum::response::sse::{Event, Sse};
-    let events = futures_util::stream::iter((1..=5).map(|n| {
-        Ok::<_, std::convert::Infallible>(Event::default().data(format!("{{\"n\":{n}}}")))
-    }));
-    Sse::new(events)
+    let events = (1..=5).map(|n| Event::default().data(format!("{{\"n\":{n}}}")));
+    let end = Event::default().event("courier.end").data("{}");
+    Sse::new(futures_util::stream::iter(
+        events.chain([end]).map(Ok::<_, std::convert::Infallible>),
+    ))
+}
+
+/// Six events, two to a response, each response ended as a server behind an idle timeout
+/// ends it; then the end event.
+async fn ticks(headers: HeaderMap) -> impl IntoResponse {
+    let from = headers
+        .get("last-event-id")
+        .map_or(1, |v| v.to_str().unwrap().parse::<u64>().unwrap() + 1);
+    let mut body = String::from("retry: 10\n\n");
+    for n in from..(from + 2).min(7) {
+        body.push_str(&format!("id: {n}\ndata: {{\"n\":{n}}}\n\n"));
+    }
+    if from + 2 > 6 {
+        body.push_str("event: courier.end\ndata: {}\n\n");
+    }
+    ([("content-type", "text/event-stream")], body)
 }
 
 /// Echoes each message with the room's id.
@@ -140,6 +157,7 @@ async fn backend() -> (SocketAddr, Seen) {
         .route("/garbled", get(garbled))
         .route("/slow", get(slow))
         .route("/users/events", get(events))
+        .route("/users/ticks", get(ticks))
         .route("/users/rooms/{id}", get(room))
         .with_state(seen.clone());
     let addr = courier_test_support::serve(app).await;
@@ -175,6 +193,9 @@ post = ""
 
 [sources.demo.groups.users.endpoints.events]
 stream = "/events"
+
+[sources.demo.groups.users.endpoints.ticks]
+stream = "/ticks"
 
 [sources.demo.groups.users.endpoints.room]
 channel = "/rooms/:id"
@@ -571,6 +592,19 @@ async fn a_stream_prints_each_events_data_until_it_ends_or_max_events() {
     assert_eq!(json_lines(&run), all);
     let run = call(&file, &["demo", "users.events", "--max-events", "3"]).await;
     assert_eq!(json_lines(&run), all[..3]);
+}
+
+#[tokio::test]
+async fn a_stream_whose_server_ends_each_response_is_followed_to_its_end_event() {
+    let (addr, _seen) = backend().await;
+    let (_dir, file) = config(addr);
+    let run = call(&file, &["demo", "users.ticks"]).await;
+    let all: Vec<Value> = (1..=6).map(|n| json!({ "n": n })).collect();
+    assert_eq!(
+        json_lines(&run),
+        all,
+        "resumed from each last id, nothing lost"
+    );
 }
 
 #[tokio::test]

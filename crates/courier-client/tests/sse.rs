@@ -51,8 +51,11 @@ fn event_stream(chunks: Vec<Result<String, std::io::Error>>) -> Response {
         .into_response()
 }
 
+/// The event a courier server ends a finite stream with.
+const END: &str = "event: courier.end\ndata: {}\n\n";
+
 /// Ticks 1 to 5 with ids; the first connection breaks after 3 (the body fails mid-stream),
-/// a connection resuming after id `n` sends the rest and ends cleanly.
+/// a connection resuming after id `n` sends the rest and the end event.
 async fn feed(seen: Arc<Seen>, headers: HeaderMap) -> Response {
     seen.connections.fetch_add(1, Ordering::SeqCst);
     let last = headers
@@ -65,9 +68,10 @@ async fn feed(seen: Arc<Seen>, headers: HeaderMap) -> Response {
         chunks.push(Ok(format!("id: {n}\ndata: {{\"n\":{n}}}\n\n")));
         if from == 1 && n == 3 {
             chunks.push(Err(std::io::Error::other("the connection breaks")));
-            break;
+            return event_stream(chunks);
         }
     }
+    chunks.push(Ok(END.to_owned()));
     event_stream(chunks)
 }
 
@@ -114,15 +118,15 @@ async fn server() -> (SocketAddr, Arc<Seen>) {
         .route(
             "/named",
             get(|| async {
-                event_stream(vec![Ok(
-                    "id: a\nevent: joined\ndata: {\"n\":1}\n\n: comment\ndata: {\"n\":2}\n\n".into(),
-                )])
+                event_stream(vec![Ok(format!(
+                    "id: a\nevent: joined\ndata: {{\"n\":1}}\n\n: comment\ndata: {{\"n\":2}}\n\n{END}"
+                ))])
             }),
         )
         .route(
             "/bad",
             get(|| async {
-                event_stream(vec![Ok("data: {not json\n\ndata: {\"n\":2}\n\n".into())])
+                event_stream(vec![Ok(format!("data: {{not json\n\ndata: {{\"n\":2}}\n\n{END}"))])
             }),
         )
         .route(
@@ -142,7 +146,7 @@ async fn server() -> (SocketAddr, Arc<Seen>) {
                     "x-api-key": pick("x-api-key"),
                     "authorization": pick("authorization"),
                 });
-                event_stream(vec![Ok(format!("data: {seen}\n\n"))])
+                event_stream(vec![Ok(format!("data: {seen}\n\n{END}"))])
             }),
         )
         .route("/plain", get(|| async { "not events" }))
@@ -196,7 +200,7 @@ async fn next<S: futures_util::Stream + Unpin>(events: &mut S) -> Option<S::Item
 }
 
 #[tokio::test]
-async fn typed_events_with_ids_and_names_then_a_clean_end() {
+async fn typed_events_with_ids_and_names_then_the_end_event() {
     let (addr, _) = server().await;
     let mut events = typed(&client(addr), "named").await;
     let first = next(&mut events).await.unwrap().unwrap();
@@ -216,7 +220,7 @@ async fn typed_events_with_ids_and_names_then_a_clean_end() {
     );
     assert!(
         next(&mut events).await.is_none(),
-        "a clean end ends the stream"
+        "the end event ends the stream, and is not handed over"
     );
     assert_eq!(events.last_event_id(), "a");
 }
@@ -583,7 +587,10 @@ async fn failed_reconnections_back_off_doubling_and_the_stream_goes_on() {
         )),
         // Two reconnections fail on the network: the socket closes before any answer.
         1 | 2 => None,
-        _ => Some(raw_server::events("id: 2\ndata: {\"n\":2}\n\n", true)),
+        _ => Some(raw_server::events(
+            &format!("id: 2\ndata: {{\"n\":2}}\n\n{END}"),
+            true,
+        )),
     })
     .await;
     let mut events = raw_client(addr)
@@ -603,6 +610,70 @@ async fn failed_reconnections_back_off_doubling_and_the_stream_goes_on() {
     assert!(gap(1) >= Duration::from_millis(100), "{:?}", gap(1));
     assert!(gap(2) >= Duration::from_millis(200), "{:?}", gap(2));
     assert_eq!(events.last_event_id(), "2");
+}
+
+#[tokio::test]
+async fn a_server_that_ends_its_responses_loses_no_events() {
+    // As a server behind an idle timeout or a load balancer does: two events per response,
+    // each response ended cleanly; then the end event.
+    let (addr, log) = raw_server::start(|_, last| {
+        let from = last.map_or(1, |id| id.parse::<u64>().unwrap() + 1);
+        let mut events = String::from("retry: 20\n\n");
+        for n in from..(from + 2).min(7) {
+            events.push_str(&format!("id: {n}\ndata: {{\"n\":{n}}}\n\n"));
+        }
+        if from + 2 > 6 {
+            events.push_str(END);
+        }
+        Some(raw_server::events(&events, true))
+    })
+    .await;
+    let mut events = raw_client(addr)
+        .stream("live.feed", Value::Null, None)
+        .await
+        .unwrap();
+    let mut got = Vec::new();
+    while let Some(item) = next(&mut events).await {
+        got.push(item.unwrap().data["n"].as_u64().unwrap());
+    }
+    assert_eq!(got, [1, 2, 3, 4, 5, 6], "nothing lost, nothing twice");
+    let log = log.lock().unwrap().clone();
+    let ids: Vec<Option<&str>> = log.iter().map(|(_, id)| id.as_deref()).collect();
+    assert_eq!(
+        ids,
+        [None, Some("2"), Some("4")],
+        "reconnected from each last id"
+    );
+}
+
+#[tokio::test]
+async fn a_server_that_ends_at_once_is_not_retried_in_a_tight_loop() {
+    // `retry: 0`, then nothing but empty responses.
+    let (addr, log) = raw_server::start(|index, _| match index {
+        0 => Some(raw_server::events(
+            "retry: 0\nid: 1\ndata: {\"n\":1}\n\n",
+            true,
+        )),
+        _ => Some(raw_server::events(": nothing\n\n", true)),
+    })
+    .await;
+    let mut events = raw_client(addr)
+        .stream("live.feed", Value::Null, None)
+        .await
+        .unwrap();
+    assert_eq!(
+        next(&mut events).await.unwrap().unwrap().data,
+        json!({ "n": 1 })
+    );
+    // Within 1.6 s: at most the attempts at 0, 200, 600 and 1400 ms after the first.
+    assert!(
+        tokio::time::timeout(Duration::from_millis(1600), events.next())
+            .await
+            .is_err(),
+        "no event from empty responses"
+    );
+    let attempts = log.lock().unwrap().len();
+    assert!((3..=5).contains(&attempts), "{attempts} attempts in 1.6 s");
 }
 
 #[tokio::test]

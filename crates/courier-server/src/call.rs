@@ -18,7 +18,7 @@ use courier_core::{
 };
 use courier_layers::allow_headers::AllowHeadersLayer;
 use courier_layers::cache::CacheRule;
-use http::header::{CACHE_CONTROL, CONTENT_TYPE, SET_COOKIE};
+use http::header::{AGE, CACHE_CONTROL, CONTENT_TYPE, SET_COOKIE};
 use http::HeaderName;
 use serde_json::Value;
 use std::collections::HashMap;
@@ -169,13 +169,17 @@ pub(crate) async fn serve_call(
                 Ok(upstream) => {
                     // Read off the upstream's own headers, before the allow-lists drop them.
                     let keep = browser_rule
-                        .and_then(|rule| rule.for_browser(upstream.status(), upstream.headers()));
+                        .and_then(|rule| rule.for_browser(upstream.status(), upstream.headers()))
+                        .map(|keep| BrowserCache {
+                            control: keep,
+                            age: upstream.headers().get(AGE).cloned(),
+                        });
                     let mut response = upstream.map(AxumBody::new);
                     if let Some(keep) = keep {
-                        response.extensions_mut().insert(BrowserCache(keep));
+                        response.extensions_mut().insert(keep);
                     }
-                    if let (Some(kind), true) = (&read_as, response.status().is_success()) {
-                        response.headers_mut().insert(CONTENT_TYPE, kind.clone());
+                    if response.status().is_success() && !same_reading(&read_as, &response) {
+                        response.headers_mut().insert(CONTENT_TYPE, read_as.clone());
                     }
                     response
                 }
@@ -190,40 +194,62 @@ pub(crate) async fn serve_call(
     let mut request = Request::from_parts(parts, variables);
     request.extensions_mut().insert(endpoint.meta().clone());
     let Ok(mut response) = allow.layer(upstream).oneshot(request).await;
-    if let Some(BrowserCache(keep)) = response.extensions_mut().remove() {
-        response.headers_mut().insert(CACHE_CONTROL, keep);
+    if let Some(BrowserCache { control, age }) = response.extensions_mut().remove() {
+        response.headers_mut().insert(CACHE_CONTROL, control);
+        if let Some(age) = age {
+            response.headers_mut().insert(AGE, age);
+        }
     }
     Ok(with_served_headers(response, &served))
 }
 
-/// The content type the proxy gives an endpoint's successful answers when its definition reads
-/// them otherwise than by theirs: the endpoint's `response_type`, else the source's when it is not
-/// JSON. `None` (the upstream's own content type) for JSON, the default, which a caller reading
-/// by content type reads as JSON anyway. A custom `response_parser` cannot cross the proxy: a
-/// caller of the routes or boundary form reads the answer by this content type, not by the
-/// parser.
+/// The content type the proxy gives an endpoint's successful answers, so that a caller that
+/// reads by content type (the routes and boundary forms, the browser package) reads what a
+/// direct call reads: the endpoint's `response_type`, else the source's. A custom
+/// `response_parser` cannot cross the proxy: such a caller reads the answer by this content type,
+/// not by the parser.
 fn read_as_content_type(
     http: &courier_core::HttpEndpoint,
     source: &courier_core::SourceOptions,
-) -> Option<http::HeaderValue> {
+) -> http::HeaderValue {
     let kind = http
         .response_type_override()
         .unwrap_or(source.response_type);
-    let value = match kind {
-        ResponseType::Json if http.response_type_override().is_none() => return None,
+    http::HeaderValue::from_static(match kind {
         ResponseType::Json => "application/json",
         ResponseType::Text => "text/plain; charset=utf-8",
         ResponseType::Bytes => "application/octet-stream",
         ResponseType::Form => "application/x-www-form-urlencoded",
+    })
+}
+
+/// Whether `response`'s own content type is read as `read_as` is anyway: a JSON answer of any
+/// JSON type (`application/problem+json`, say) keeps its own.
+fn same_reading(read_as: &http::HeaderValue, response: &Response) -> bool {
+    let json = |kind: &str| {
+        let essence = kind.split(';').next().unwrap_or_default().trim();
+        essence.eq_ignore_ascii_case("application/json")
+            || essence.to_ascii_lowercase().ends_with("+json")
     };
-    Some(http::HeaderValue::from_static(value))
+    let own = response
+        .headers()
+        .get(CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok());
+    match (read_as.to_str(), own) {
+        (Ok(read_as), Some(own)) if json(read_as) => json(own),
+        _ => false,
+    }
 }
 
 /// The `Cache-Control` a cached read's GET answer carries to the browser, `private, max-age=N`
 /// ([`CacheRule::for_browser`]): the browser may keep it as the client's cache does. Only for GET:
-/// a browser keeps no POST answer.
+/// a browser keeps no POST answer. With it goes the `Age` of an answer the proxy's own cache
+/// kept, so the browser counts `max-age` from when the answer was fetched, not from now.
 #[derive(Clone)]
-struct BrowserCache(http::HeaderValue);
+struct BrowserCache {
+    control: http::HeaderValue,
+    age: Option<http::HeaderValue>,
+}
 
 /// A POST's whole body, within the proxy's limits: a declared `content-length` over the body
 /// limit is refused (413) from the head alone, before a byte of the body is read; a body that

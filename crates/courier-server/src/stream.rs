@@ -14,6 +14,9 @@ use serde_json::{json, Value};
 use std::fmt;
 use std::sync::Arc;
 
+/// The event that ends a finite stream (docs/PROTOCOL.md): clients stop rather than reconnect.
+const END_EVENT: &str = "courier.end";
+
 pub(crate) async fn serve_stream(
     State(live): State<Arc<Proxy>>,
     WireQuery(query): WireQuery,
@@ -72,6 +75,10 @@ pub(crate) async fn serve_stream(
         };
         std::future::ready(Some(frame))
     });
+    // A stream that is over says so, or its clients would reconnect to it (a response that
+    // ends is a dropped connection to them). After a failure's error frame this is never read.
+    let over = SseEvent::default().event(END_EVENT).data("{}");
+    let events = events.chain(futures_util::stream::once(std::future::ready(over)));
     let events = until_shutdown(events, live.shutdown.token().clone());
     let keep_alive = KeepAlive::new()
         .interval(live.keep_alive)

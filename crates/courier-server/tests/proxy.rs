@@ -15,6 +15,8 @@ use courier_layers::auth::AuthLayer;
 use courier_server::Proxy;
 use serde_json::{json, Value};
 use std::net::SocketAddr;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
 use std::time::Duration;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
@@ -68,6 +70,8 @@ fn seen(
 }
 
 async fn backend() -> SocketAddr {
+    // Each answer of `/rates` (a cached read) says which call it was.
+    let rates = Arc::new(AtomicUsize::new(0));
     let app = Router::new()
         .route(
             "/users/{id}",
@@ -106,7 +110,17 @@ async fn backend() -> SocketAddr {
                 seen("POST", "/users".into(), None, &h, body)
             }),
         )
-        .route("/rates", get(|| async { Json(json!({ "eur": 1.08 })) }));
+        .route(
+            "/rates",
+            get(move || {
+                let rates = Arc::clone(&rates);
+                async move {
+                    let call = rates.fetch_add(1, Ordering::SeqCst) + 1;
+                    // `Json` answers with a `content-length`.
+                    Json(json!({ "eur": 1.08, "call": call }))
+                }
+            }),
+        );
     listen(app).await
 }
 
@@ -371,6 +385,12 @@ async fn a_cached_reads_get_answer_may_be_kept_by_the_browser() {
     let reply = send(proxy, "GET", &q("market", "rates", None), &[], "").await;
     assert_eq!(reply.status, 200, "{:?}", reply.body);
     assert_eq!(reply.header("cache-control"), ["private, max-age=30"]);
+    // The proxy keeps it too: the next reads are answered without a call upstream.
+    for _ in 0..2 {
+        let again = send(proxy, "GET", &q("market", "rates", None), &[], "").await;
+        assert_eq!(again.body, json!({ "eur": 1.08, "call": 1 }));
+        assert_eq!(again.header("age").len(), 1, "{:?}", again.headers);
+    }
 
     // Not for a POST, nor a read with no `revalidate`, nor an answer that sets a cookie or is
     // not a 200.

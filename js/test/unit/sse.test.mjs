@@ -33,6 +33,9 @@ async function serve(t, handler) {
 
 const EVENTS = { "content-type": "text/event-stream", "cache-control": "no-cache" };
 
+/** The event a courier server ends a finite stream with. */
+const END = "event: courier.end\ndata: {}\n\n";
+
 /** Writes `text`, then cuts the connection (a dropped stream, not a clean end). */
 function writeThenDrop(res, text, onDrop) {
   res.writeHead(200, EVENTS);
@@ -56,7 +59,7 @@ describe("reading a stream", () => {
   test("events parsed from JSON with their id and type; the request's address and headers", async (t) => {
     const { base, requests } = await serve(t, (req, res) => {
       res.writeHead(200, EVENTS);
-      res.end(': hello\n\nid: 1\ndata: {"online":true}\n\nevent: renamed\ndata: {"online":false}\n\ndata: 3\n\n');
+      res.end(': hello\n\nid: 1\ndata: {"online":true}\n\nevent: renamed\ndata: {"online":false}\n\ndata: 3\n\n' + END);
     });
     const caller = createProxyCaller(routes, { baseUrl: base, headers: { "x-tenant": "acme" } });
     const events = await collect(caller.users.events());
@@ -93,7 +96,7 @@ describe("reading a stream", () => {
   });
 
   test("credentials and the call's headers go with the request; opening waits for the first iteration", async (t) => {
-    const requests = fakeFetch(t, () => new Response("data: 1\n\n", { headers: { "content-type": "text/event-stream" } }));
+    const requests = fakeFetch(t, () => new Response("data: 1\n\n" + END, { headers: { "content-type": "text/event-stream" } }));
     const caller = createProxyCaller(routes, { baseUrl: "https://app.example", credentials: "same-origin", headers: { "x-a": "1" } });
     const stream = caller.users.with({ headers: { "x-a": "2" } }).events();
     assert.equal(requests.length, 0, "nothing before the first iteration");
@@ -112,7 +115,7 @@ describe("resuming", () => {
         writeThenDrop(res, 'retry: 60\n\nid: 41\ndata: "a"\n\ndata: "unfinished', (at) => (droppedAt = at));
       } else {
         res.writeHead(200, EVENTS);
-        res.end('id: 42\ndata: "b"\n\n');
+        res.end('id: 42\ndata: "b"\n\n' + END);
       }
     });
     const stream = createProxyCaller(routes, { baseUrl: base }).users.events();
@@ -134,7 +137,7 @@ describe("resuming", () => {
       else if (index < 3) req.socket.destroy();
       else {
         res.writeHead(200, EVENTS);
-        res.end("data: 2\n\n");
+        res.end("data: 2\n\n" + END);
       }
     });
     const events = await collect(createProxyCaller(routes, { baseUrl: base }).users.events());
@@ -156,6 +159,8 @@ describe("resuming", () => {
     assert.equal(backoff(3000, 4), 30000);
     assert.equal(backoff(3000, 100), 30000);
     assert.equal(backoff(60000, 1), 60000);
+    assert.equal(backoff(0, 1), 200, "from at least 100 ms");
+    assert.equal(backoff(0, 3), 800);
   });
 
   test("a reconnection refused (≥ 400) ends the stream with its HTTPError", async (t) => {
@@ -190,14 +195,49 @@ describe("how a stream ends", () => {
     assert.equal(requests.length, 1);
   });
 
-  test("a clean end of the body ends the stream without reconnecting", async (t) => {
+  test("a body that ends is a dropped connection: resumed with Last-Event-ID, nothing lost", async (t) => {
+    // Two events to a response, each ended cleanly (an idle timeout, a load balancer), then
+    // courier's end event.
     const { base, requests } = await serve(t, (req, res) => {
+      const last = req.headers["last-event-id"];
+      const from = last === undefined ? 1 : Number(last) + 1;
+      let body = "retry: 10\n\n";
+      for (let n = from; n < Math.min(from + 2, 7); n += 1) body += `id: ${n}\ndata: ${n}\n\n`;
+      if (from + 2 > 6) body += END;
       res.writeHead(200, EVENTS);
-      res.end("retry: 10\n\ndata: 1\n\n");
+      res.end(body);
     });
-    assert.equal((await collect(createProxyCaller(routes, { baseUrl: base }).users.events())).length, 1);
+    const events = await collect(createProxyCaller(routes, { baseUrl: base }).users.events());
+    assert.deepEqual(
+      events.map((e) => e.data),
+      [1, 2, 3, 4, 5, 6],
+    );
+    assert.deepEqual(
+      requests.map((r) => r.headers["last-event-id"]),
+      [undefined, "2", "4"],
+    );
     await sleep(50);
-    assert.equal(requests.length, 1);
+    assert.equal(requests.length, 3, "no reconnection after the end event");
+  });
+
+  test("a server that ends every response at once is retried with a growing wait", async (t) => {
+    const { base, requests } = await serve(t, (req, res, index) => {
+      res.writeHead(200, EVENTS);
+      res.end(index === 0 ? "retry: 0\n\nid: 1\ndata: 1\n\n" : ": nothing\n\n");
+    });
+    const stream = createProxyCaller(routes, { baseUrl: base }).users.events();
+    const seen = [];
+    const reading = (async () => {
+      for await (const event of stream) seen.push(event.data);
+    })();
+    await sleep(1600);
+    stream.close();
+    await reading;
+    assert.deepEqual(seen, [1]);
+    // Attempts at 0, then 200, 400, 800 ms apart: no more than five in 1.6 s.
+    assert.ok(requests.length >= 3 && requests.length <= 5, `${requests.length} requests`);
+    const gaps = requests.slice(1).map((r, i) => r.at - requests[i].at);
+    assert.ok(gaps.slice(1).every((gap, i) => gap >= 180 * 2 ** i), `gaps ${gaps}`);
   });
 
   test("a status ≥ 400 throws HTTPError with the parsed body; onError sees it; no reconnect", async (t) => {

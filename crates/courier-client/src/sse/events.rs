@@ -33,6 +33,14 @@ pub const DEFAULT_RECONNECT: Duration = Duration::from_secs(3);
 /// The longest wait between two failed reconnection attempts.
 pub const MAX_RECONNECT: Duration = Duration::from_secs(30);
 
+/// The first wait after a failed attempt when the server asked for less (a `retry` of 0, say):
+/// a connection that ends as soon as it opens is not tried again in a tight loop.
+const MIN_BACKOFF: Duration = Duration::from_millis(100);
+
+/// The event a courier server ends a finite stream with: the stream is over, do not reconnect.
+/// It is never handed to the subscriber (docs/PROTOCOL.md).
+pub(crate) const END_EVENT: &str = "courier.end";
+
 const LAST_EVENT_ID: HeaderName = HeaderName::from_static("last-event-id");
 
 /// What a stream's server answered to one connection attempt.
@@ -61,8 +69,10 @@ pub struct Events<R> {
     connect: Option<Arc<Connect>>,
     /// The server's latest `retry`, else the default.
     reconnect: Duration,
-    /// Reconnection attempts failed in a row.
+    /// Connection attempts failed in a row: refused, or ended without an event.
     failures: u32,
+    /// Whether the current connection has given an event.
+    delivered: bool,
     cancelled: Option<BoxFuture<'static, ()>>,
     endpoint: Arc<str>,
     _event: PhantomData<fn() -> R>,
@@ -120,6 +130,7 @@ impl<R> Events<R> {
             connect: Some(connect),
             reconnect: DEFAULT_RECONNECT,
             failures: 0,
+            delivered: false,
             cancelled: None,
             endpoint: "test.stream".into(),
             _event: PhantomData,
@@ -142,6 +153,13 @@ impl<R: DeserializeOwned> Stream for Events<R> {
                 match output {
                     Output::Retry(delay) => this.reconnect = delay,
                     Output::Event(raw) => {
+                        if raw.event == END_EVENT {
+                            // The server said the stream is over: no reconnection.
+                            this.state = State::Done;
+                            this.cancelled = None;
+                            return Poll::Ready(None);
+                        }
+                        this.delivered = true;
                         if raw.event == "error" {
                             if let Some(failure) = failure(&raw.data) {
                                 return this.end(failure);
@@ -184,26 +202,34 @@ impl<R: DeserializeOwned> Stream for Events<R> {
                         Some(Err(e)) => this.end(Error::closed(1011, e.to_string())),
                     };
                 }
-                State::Reading(body) => match ready!(Pin::new(body).poll_frame(cx)) {
-                    Some(Ok(frame)) => {
-                        if let Ok(data) = frame.into_data() {
-                            if let Err(e) = this.parser.feed(&data) {
-                                return this.end(too_large(e));
+                State::Reading(body) => {
+                    let dropped = match ready!(Pin::new(body).poll_frame(cx)) {
+                        Some(Ok(frame)) => {
+                            if let Ok(data) = frame.into_data() {
+                                if let Err(e) = this.parser.feed(&data) {
+                                    return this.end(too_large(e));
+                                }
                             }
+                            continue;
+                        }
+                        None => None,
+                        Some(Err(e)) => Some(e),
+                    };
+                    // The response ended, or the connection dropped: as an EventSource, resume
+                    // after the server's delay from the last event id. Only `204`, an error
+                    // status or the server's end event end a stream for good.
+                    this.parser.finish();
+                    let wait = this.next_wait();
+                    match dropped {
+                        None => {
+                            tracing::debug!(endpoint = %this.endpoint, ?wait, "event stream response ended; reconnecting")
+                        }
+                        Some(e) => {
+                            tracing::debug!(endpoint = %this.endpoint, error = %e, ?wait, "event stream dropped; reconnecting")
                         }
                     }
-                    None => {
-                        // The server ended the stream.
-                        this.parser.finish();
-                        this.state = State::Done;
-                    }
-                    Some(Err(e)) => {
-                        // The connection dropped: resume after the server's delay.
-                        tracing::debug!(endpoint = %this.endpoint, error = %e, "event stream dropped; reconnecting");
-                        this.parser.finish();
-                        this.state = State::Waiting(Box::pin(tokio::time::sleep(this.reconnect)));
-                    }
-                },
+                    this.state = State::Waiting(Box::pin(tokio::time::sleep(wait)));
+                }
                 State::Waiting(sleep) => {
                     ready!(sleep.as_mut().poll(cx));
                     let Some(connect) = &this.connect else {
@@ -216,7 +242,7 @@ impl<R: DeserializeOwned> Stream for Events<R> {
                 }
                 State::Connecting(opening) => match ready!(opening.as_mut().poll(cx)) {
                     Ok(Opened::Events(body)) => {
-                        this.failures = 0;
+                        this.delivered = false;
                         this.parser = Parser::resuming(this.parser.last_event_id());
                         this.state = State::Reading(body);
                     }
@@ -252,12 +278,28 @@ impl<R> fmt::Debug for Events<R> {
     }
 }
 
-/// The wait before reconnection attempt `failures + 1`: the reconnection time, doubled for
-/// each failure in a row, at most [`MAX_RECONNECT`] (or the server's own longer `retry`).
+impl<R> Events<R> {
+    /// The wait before reconnecting once a connection is over: the server's reconnection time
+    /// after one that gave an event; after one that gave none (it ended as soon as it opened,
+    /// or was refused by a server that answers `200` and closes), a failure's backoff.
+    fn next_wait(&mut self) -> Duration {
+        if self.delivered {
+            self.failures = 0;
+            self.reconnect
+        } else {
+            self.failures = self.failures.saturating_add(1);
+            backoff(self.reconnect, self.failures)
+        }
+    }
+}
+
+/// The wait before reconnection attempt `failures + 1`: the reconnection time (at least
+/// [`MIN_BACKOFF`]), doubled for each failure in a row, at most [`MAX_RECONNECT`] (or the
+/// server's own longer `retry`).
 fn backoff(reconnect: Duration, failures: u32) -> Duration {
     let millis = |d: Duration| u64::try_from(d.as_millis()).unwrap_or(u64::MAX);
     courier_core::Backoff {
-        initial_ms: millis(reconnect),
+        initial_ms: millis(reconnect.max(MIN_BACKOFF)),
         max_ms: millis(MAX_RECONNECT.max(reconnect)),
         factor: 2.0,
         jitter: false,
@@ -475,6 +517,7 @@ async fn first_connection<R>(
         connect: None,
         reconnect: DEFAULT_RECONNECT,
         failures: 0,
+        delivered: false,
         cancelled,
         endpoint: Arc::clone(&path),
         _event: PhantomData,

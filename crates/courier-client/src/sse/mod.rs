@@ -13,9 +13,10 @@
 //! | `200` that is not `text/event-stream`, or another status | the call fails, [`Error::is_protocol`](crate::Error::is_protocol) |
 //! | `204 No Content` | the stream ends at once, without events |
 //! | an event's data does not parse | one [`Error::is_decode`](crate::Error::is_decode) item; the stream goes on |
-//! | the server ends the response | the stream ends |
-//! | the connection drops | waits the server's `retry` ([`DEFAULT_RECONNECT`] until one comes), reconnects with `last-event-id`, goes on |
-//! | a reconnection fails on the network | waits twice as long each time, up to [`MAX_RECONNECT`], and tries again |
+//! | the connection drops, or the server ends the response | waits the server's `retry` ([`DEFAULT_RECONNECT`] until one comes), reconnects with `last-event-id`, goes on (as a browser's `EventSource` does) |
+//! | a response ends without having given an event | counts as a failed attempt (below), so a server that closes at once is not retried in a tight loop |
+//! | a reconnection fails on the network | waits twice as long each time (from at least 100 ms), up to [`MAX_RECONNECT`], and tries again |
+//! | a courier server's `event: courier.end` | the stream ends (the event is not handed over); a courier server ends every finite stream with it |
 //! | a reconnection is refused | one error item, then the end |
 //! | a courier server's `event: error` frame | one [`Error::is_closed`](crate::Error::is_closed) item (code 1011, the server's code and message as reason), then the end |
 //! | the call's or the source's `signal` is cancelled | one [`Error::is_cancelled`](crate::Error::is_cancelled) item, then the end |
@@ -35,10 +36,11 @@
 //!
 //! # let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
 //! # let addr = listener.local_addr()?;
+//! // Three events, then the end event: without it the client would reconnect for more.
 //! let ticks = || async {
-//!     Sse::new(stream::iter((1..=3).map(|n| {
-//!         Ok::<_, std::convert::Infallible>(SseEvent::default().id(n.to_string()).data(format!("{{\"n\":{n}}}")))
-//!     })))
+//!     let events = (1..=3).map(|n| SseEvent::default().id(n.to_string()).data(format!("{{\"n\":{n}}}")));
+//!     let end = SseEvent::default().event("courier.end").data("{}");
+//!     Sse::new(stream::iter(events.chain([end]).map(Ok::<_, std::convert::Infallible>)))
 //! };
 //! # let app = axum::Router::new().route("/ticks", axum::routing::get(ticks));
 //! # tokio::spawn(async move { axum::serve(listener, app).await });

@@ -22,6 +22,8 @@ enum Answer {
     Ends(&'static str),
     /// No connection at all.
     Refused,
+    /// `204 No Content`.
+    Over,
 }
 
 /// The last event id each connection attempt resumed from, and when it was made.
@@ -56,6 +58,7 @@ fn connections(answers: Vec<Answer>) -> (Arc<Connect>, Asked) {
                 Answer::Refused => Err(Error::from_network(Box::new(std::io::Error::from(
                     std::io::ErrorKind::ConnectionRefused,
                 )))),
+                Answer::Over => Ok(Opened::Over),
             }
         })
     });
@@ -68,6 +71,7 @@ async fn a_drop_resumes_after_the_servers_retry_and_a_refusal_doubles_the_wait()
         Answer::Drops("retry: 100\n\nid: 1\ndata: 1\n\n"),
         Answer::Refused,
         Answer::Ends("id: 2\ndata: 2\n\n"),
+        Answer::Over,
     ]);
     let start = Instant::now();
     let events: Vec<u32> = Events::<u32>::over(connect)
@@ -89,6 +93,89 @@ async fn a_drop_resumes_after_the_servers_retry_and_a_refusal_doubles_the_wait()
             (Some("1"), Duration::from_millis(100)),
             // A failed reconnection doubles the wait.
             (Some("1"), Duration::from_millis(300)),
+            // The response ended after an event: the server's `retry` again, from its id.
+            (Some("2"), Duration::from_millis(400)),
         ]
     );
+}
+
+/// When each attempt was made, from `start`, and the id it resumed from.
+fn attempts(asked: &Asked, start: Instant) -> Vec<(Option<String>, Duration)> {
+    asked
+        .lock()
+        .unwrap()
+        .iter()
+        .map(|(last, at)| (last.clone(), *at - start))
+        .collect()
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_response_that_ends_is_a_dropped_connection_and_only_204_ends_the_stream() {
+    let (connect, asked) = connections(vec![
+        Answer::Ends("retry: 50\n\nid: 1\ndata: 1\n\nid: 2\ndata: 2\n\n"),
+        Answer::Ends("id: 3\ndata: 3\n\n"),
+        Answer::Over,
+    ]);
+    let start = Instant::now();
+    let events: Vec<u32> = Events::<u32>::over(connect)
+        .map(|event| event.expect("an event").data)
+        .collect()
+        .await;
+    assert_eq!(
+        events,
+        [1, 2, 3],
+        "the events after an ended response are not lost"
+    );
+    let id = |s: &str| Some(s.to_owned());
+    assert_eq!(
+        attempts(&asked, start),
+        [
+            (None, Duration::ZERO),
+            (id("2"), Duration::from_millis(50)),
+            (id("3"), Duration::from_millis(100)),
+        ]
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_connection_that_ends_as_soon_as_it_opens_is_retried_with_a_growing_wait() {
+    // The server asks for no delay at all, then keeps answering with nothing.
+    let (connect, asked) = connections(vec![
+        Answer::Ends("retry: 0\n\nid: 1\ndata: 1\n\n"),
+        Answer::Ends(""),
+        Answer::Ends(": nothing\n\n"),
+        Answer::Ends(""),
+        Answer::Ends("id: 2\ndata: 2\n\n"),
+        Answer::Ends(""),
+        Answer::Over,
+    ]);
+    let start = Instant::now();
+    let events: Vec<u32> = Events::<u32>::over(connect)
+        .map(|event| event.expect("an event").data)
+        .collect()
+        .await;
+    assert_eq!(events, [1, 2]);
+    let waits: Vec<Duration> = attempts(&asked, start)
+        .windows(2)
+        .map(|pair| pair[1].1 - pair[0].1)
+        .collect();
+    assert_eq!(
+        waits,
+        [0, 200, 400, 800, 0, 200].map(Duration::from_millis),
+        "the server's 0 after an event; after each empty one, as after a failure, twice the last \
+         wait, from at least 100 ms"
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn the_servers_end_event_ends_the_stream_and_is_not_handed_over() {
+    let (connect, asked) = connections(vec![Answer::Drops(
+        "id: 1\ndata: 1\n\nevent: courier.end\ndata: {}\n\nid: 2\ndata: 2\n\n",
+    )]);
+    let events: Vec<u32> = Events::<u32>::over(connect)
+        .map(|event| event.expect("an event").data)
+        .collect()
+        .await;
+    assert_eq!(events, [1], "nothing after the end, and no reconnection");
+    assert_eq!(asked.lock().unwrap().len(), 1);
 }

@@ -124,8 +124,8 @@ where
     ) -> Poll<Option<Result<Frame<Bytes>, Self::Error>>> {
         match self.project().kind.project() {
             KindProj::Kept { data } => Poll::Ready(data.take().map(|data| Ok(Frame::data(data)))),
-            KindProj::Inner { body, tee } => {
-                let frame = ready!(body.poll_frame(cx));
+            KindProj::Inner { mut body, tee } => {
+                let frame = ready!(body.as_mut().poll_frame(cx));
                 match &frame {
                     Some(Ok(frame)) => match (frame.data_ref(), tee.as_mut()) {
                         (Some(data), Some(kept)) => {
@@ -133,6 +133,14 @@ where
                                 *tee = None;
                             } else {
                                 kept.copied.extend_from_slice(data);
+                                // A body that says it has ended after its last bytes (one of a
+                                // known length) is not always polled again: a server writing a
+                                // `content-length` body stops once it has them. Keep it now.
+                                if body.is_end_stream() {
+                                    if let Some(kept) = tee.take() {
+                                        kept.finish();
+                                    }
+                                }
                             }
                         }
                         // Trailers are not kept: an answer with them is not.

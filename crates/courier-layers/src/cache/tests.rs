@@ -286,6 +286,34 @@ async fn an_answer_read_only_in_part_is_not_kept() {
 }
 
 #[tokio::test(start_paused = true)]
+async fn an_answer_of_a_known_length_is_kept_once_its_last_byte_is_read() {
+    // What a server writing a `content-length` body does: it reads that many bytes, sees the
+    // body say it has ended, and never polls it again.
+    let upstream = Upstream::default();
+    let service = CacheLayer::new()
+        .cache_for(every_read(CacheRule::new(MINUTE)))
+        .layer(upstream.service());
+
+    let mut body = service
+        .clone()
+        .oneshot(get("/rates"))
+        .await
+        .unwrap()
+        .into_body();
+    assert_eq!(http_body::Body::size_hint(&body).exact(), Some(6));
+    let frame = body.frame().await.unwrap().unwrap();
+    assert_eq!(frame.into_data().unwrap(), "call 1");
+    assert!(http_body::Body::is_end_stream(&body));
+    drop(body);
+    assert_eq!(service.len(), 1);
+    assert_eq!(
+        send(&service, get("/rates")).await,
+        (Some(0), "call 1".into())
+    );
+    assert_eq!(upstream.calls(), 1);
+}
+
+#[tokio::test(start_paused = true)]
 async fn by_default_an_endpoints_cache_options_decide() {
     let upstream = Upstream::default();
     let service = CacheLayer::new().layer(upstream.service());
