@@ -148,10 +148,15 @@ pub use courier_server as server;
 
 /// The typed API: `Api<T>` is a built source of shape `T`; `#[derive(Api)]` implements `T`.
 pub use courier_core::typed::Api;
-/// Derives [`typed::ApiSpec`] for a struct of groups: registration and the root client.
+/// Derives [`typed::ApiSpec`] for a struct of groups: registration and the root client. The
+/// guide: [`_derive`].
 pub use courier_macros::Api;
 /// Derives [`typed::GroupSpec`] for a struct of endpoints and groups: registration and the view.
+/// The guide: [`_derive`].
 pub use courier_macros::Group;
+
+#[doc = include_str!("../docs/DERIVE.md")]
+pub mod _derive {}
 /// Derives [`typed::TypeScript`] for a `Group` or `Api` struct: its endpoints' TypeScript types
 /// for the browser's routes module ([`routes::types`]; the `typescript` feature).
 pub use courier_macros::TypeScript;

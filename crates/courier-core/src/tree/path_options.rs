@@ -213,7 +213,9 @@ fn is_cookie_octet(byte: u8) -> bool {
 pub struct PathOptionCookies;
 
 /// Resolves a chain of path options, outermost (the source) first: each level replaces the
-/// values of the levels before it for the same key.
+/// values of the levels before it for the same key. The objects under `headers` and `cookies`
+/// merge name by name, so a group's `x-tenant` header replaces the source's `x-tenant` and
+/// leaves its other headers.
 pub async fn resolve_path_options(
     chain: &[PathOptions],
     served: Option<&http::request::Parts>,
@@ -221,7 +223,14 @@ pub async fn resolve_path_options(
     let mut out = Map::new();
     for level in chain {
         for (key, value) in level.values(served).await? {
-            out.insert(key, value);
+            match (key.as_str(), out.get_mut(&key), value) {
+                ("headers" | "cookies", Some(Value::Object(earlier)), Value::Object(names)) => {
+                    earlier.extend(names);
+                }
+                (_, _, value) => {
+                    out.insert(key, value);
+                }
+            }
         }
     }
     Ok(out)
@@ -253,6 +262,27 @@ mod tests {
         assert_eq!(
             Value::Object(values),
             json!({ "tenant": "inner", "region": "eu" })
+        );
+    }
+
+    #[test]
+    fn headers_and_cookies_merge_name_by_name() {
+        let chain = [
+            PathOptions::fixed(json!({
+                "headers": { "x-src": "1", "x-tenant": "source" },
+                "cookies": { "region": "eu" },
+            })),
+            PathOptions::from_fn(
+                |_| json!({ "headers": { "x-tenant": "group" }, "cookies": { "uid": "7" } }),
+            ),
+        ];
+        let values = block_on(resolve_path_options(&chain, None)).unwrap();
+        assert_eq!(
+            Value::Object(values),
+            json!({
+                "headers": { "x-src": "1", "x-tenant": "group" },
+                "cookies": { "region": "eu", "uid": "7" },
+            })
         );
     }
 
