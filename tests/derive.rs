@@ -149,10 +149,7 @@ fn users() -> Group<Users> {
         r#type: endpoint().get("/type"),
         events: stream().get("/events"),
         ticks: stream().get("/ticks"),
-        room: channel()
-            .connect("/rooms/:id")
-            .send()
-            .topic(|room: &RoomId| room.id.clone()),
+        room: channel().connect("/rooms/:id").send(),
         posts,
     })
     .prefix("/users")

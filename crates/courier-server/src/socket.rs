@@ -9,6 +9,7 @@ use crate::{call, Proxy};
 use axum::extract::ws::{CloseFrame, Message, WebSocket, WebSocketUpgrade};
 use axum::extract::State;
 use axum::response::Response;
+use courier_core::encode::Variables;
 use courier_core::{ApiDef, ChannelSource, EndpointDef, ResolvedEndpoint};
 use courier_live::{Hub, JoinOptions, Outbound};
 use futures_util::StreamExt;
@@ -70,18 +71,57 @@ pub(crate) async fn serve_channel(
     };
     let buffer = live.buffer;
     let shutdown = live.shutdown.clone();
-    // The member's handlers run on this socket's task while serving the browser's request:
-    // calls `on_join` and `on_message` make carry that user's session and forwarded headers.
-    let served = call::served_request(&parts);
+    let allow = call::allow_layer(&api, &endpoint, &Variables::Json(variables.clone()));
     Ok(upgrade.on_upgrade(move |mut socket| {
-        shutdown.clone().track(served.scope(async move {
+        shutdown.clone().track(async move {
             let Some(hello) = read_hello(&mut socket, announced).await else {
                 return;
             };
+            // The member's handlers run on this socket's task while serving the browser's
+            // request, with the hello's allow-listed headers as the handshake's (a browser
+            // cannot set a socket's headers): calls `on_join` and `on_message` make carry that
+            // user's session and forwarded headers, and they read the request with
+            // `ServedRequest::current()`.
+            // A hello header never replaces one the browser itself put on the handshake (its
+            // `origin`, its cookies): a page's script sets the hello, the browser the handshake.
+            let mut parts = parts;
+            let mut joined = Vec::new();
+            for (name, value) in &hello_headers(&hello, &allow, &endpoint) {
+                if !parts.headers.contains_key(name) {
+                    parts.headers.insert(name.clone(), value.clone());
+                    joined.push(name.clone());
+                }
+            }
+            let served = call::served_request(&parts).relaying(joined);
             let stop = shutdown.token().clone();
-            run_socket(socket, hub, endpoint, variables, buffer, hello, stop).await;
-        }))
+            served
+                .scope(run_socket(
+                    socket, hub, endpoint, variables, buffer, hello, stop,
+                ))
+                .await;
+        })
     }))
+}
+
+/// The hello frame's `headers` that cross as the handshake's own would: allow-listed names only
+/// (`allow`), never one the source or the endpoint's `.via()` sets.
+fn hello_headers(
+    hello: &Hello,
+    allow: &courier_layers::allow_headers::AllowHeadersLayer,
+    endpoint: &ResolvedEndpoint,
+) -> http::HeaderMap {
+    let mut headers = http::HeaderMap::new();
+    for (name, value) in hello.headers.iter().flatten() {
+        let (Ok(name), Some(Ok(value))) = (
+            http::HeaderName::try_from(name.as_str()),
+            value.as_str().map(http::HeaderValue::try_from),
+        ) else {
+            continue;
+        };
+        headers.append(name, value);
+    }
+    allow.filter_request(&mut headers, Some(endpoint.meta()));
+    headers
 }
 
 /// Refuses a socket's handshake that another site's page made, for a channel that carries the
@@ -167,17 +207,7 @@ async fn proxy_socket(
     let path = endpoint.path().to_owned();
     // The hello's headers cross as the handshake's would: allow-listed names only, and never
     // over a header the source or the endpoint's `.via()` sets.
-    let mut headers = http::HeaderMap::new();
-    for (name, value) in hello.headers.iter().flatten() {
-        let (Ok(name), Some(Ok(value))) = (
-            http::HeaderName::try_from(name.as_str()),
-            value.as_str().map(http::HeaderValue::try_from),
-        ) else {
-            continue;
-        };
-        headers.append(name, value);
-    }
-    allow.filter_request(&mut headers, Some(endpoint.meta()));
+    let headers = hello_headers(&hello, &allow, &endpoint);
     for (name, value) in &headers {
         options = options.header(name.clone(), value.clone());
     }

@@ -67,11 +67,23 @@ async fn proxy() -> SocketAddr {
         let client = joined.clone();
         async move {
             let who = client.call("users.whoami", Value::Null).await?;
-            peer.send(json!({ "on_join_saw": who.data }))
+            // What the handler itself reads of the request it serves.
+            let other = courier_core::context::ServedRequest::current().and_then(|served| {
+                let value = served
+                    .parts()
+                    .headers
+                    .get("x-other")?
+                    .to_str()
+                    .ok()?
+                    .to_owned();
+                Some(value)
+            });
+            peer.send(json!({ "on_join_saw": who.data, "x_other": other }))
         }
     });
     let channel = ChannelHandlers::on_message(on_message).on_join(on_join);
     let api = ApiDef::builder()
+        .allowed_headers(["x-user"])
         .group(
             "live",
             GroupDef::new()
@@ -125,10 +137,65 @@ async fn an_implemented_channels_handlers_calls_carry_the_subscribers_headers() 
         .insert("x-user", "grace".parse().unwrap());
     let tcp = tokio::net::TcpStream::connect(addr).await.unwrap();
     let (mut ws, _) = tokio_tungstenite::client_async(request, tcp).await.unwrap();
-    assert_eq!(next_json(&mut ws).await, json!({ "on_join_saw": "grace" }));
+    assert_eq!(
+        next_json(&mut ws).await,
+        json!({ "on_join_saw": "grace", "x_other": null })
+    );
     ws.send(Message::text(r#""who am i""#)).await.unwrap();
     assert_eq!(
         next_json(&mut ws).await,
         json!({ "on_message_saw": "grace" })
+    );
+}
+
+/// Opens the room with `handshake` headers and a hello frame carrying `hello` headers.
+async fn room_with_hello(
+    addr: SocketAddr,
+    handshake: &[(&'static str, &'static str)],
+    hello: Value,
+) -> support::Socket {
+    let mut request = format!("ws://{addr}/api/ws?_s=demo&_g=live&_m=room&_h=1")
+        .into_client_request()
+        .unwrap();
+    for (name, value) in handshake {
+        request.headers_mut().insert(*name, value.parse().unwrap());
+    }
+    let tcp = tokio::net::TcpStream::connect(addr).await.unwrap();
+    let (mut ws, _) = tokio_tungstenite::client_async(request, tcp).await.unwrap();
+    let frame = json!({ "type": "courier.hello", "headers": hello });
+    ws.send(Message::text(frame.to_string())).await.unwrap();
+    ws
+}
+
+#[tokio::test]
+async fn an_implemented_channels_handlers_see_the_hellos_allow_listed_headers() {
+    let addr = proxy().await;
+    // A browser cannot set a socket's headers: its caller's default headers come in the hello.
+    // `x-user` is allow-listed and joins the served request; `x-other` is not.
+    let mut ws = room_with_hello(
+        addr,
+        &[],
+        json!({ "x-user": "hopper", "x-other": "not listed" }),
+    )
+    .await;
+    assert_eq!(
+        next_json(&mut ws).await,
+        json!({ "on_join_saw": "hopper", "x_other": null })
+    );
+    ws.send(Message::text(r#""who am i""#)).await.unwrap();
+    assert_eq!(
+        next_json(&mut ws).await,
+        json!({ "on_message_saw": "hopper" })
+    );
+}
+
+#[tokio::test]
+async fn a_hello_header_never_replaces_one_the_browser_put_on_the_handshake() {
+    let addr = proxy().await;
+    let mut ws =
+        room_with_hello(addr, &[("x-user", "grace")], json!({ "x-user": "mallory" })).await;
+    assert_eq!(
+        next_json(&mut ws).await,
+        json!({ "on_join_saw": "grace", "x_other": null })
     );
 }

@@ -74,8 +74,18 @@ pub(super) fn endpoint(
         _ => {}
     }
     if verb != "channel" {
-        let channel_only = [("send", raw.send.is_some()), ("topic", raw.topic.is_some())];
+        let channel_only = [("send", raw.send.is_some())];
         refuse(&channel_only, "channels", verb, at)?;
+    }
+    if raw.topic.is_some() {
+        // A config file's channels are served by another process, which decides who shares
+        // its messages: a topic here would do nothing.
+        return Err(ConfigurationError::new(
+            ErrorCode::ConfigInvalid,
+            "`topic` groups the subscribers of a channel this process implements; a config \
+             file's channels are served by another process, which decides who shares its messages",
+        )
+        .at(at.key("topic").as_str()));
     }
 
     Ok(match verb {
@@ -84,9 +94,6 @@ pub(super) fn endpoint(
             let mut channel = ChannelEndpoint::connect(path);
             if raw.send == Some(true) {
                 channel = channel.send();
-            }
-            if let Some(names) = raw.topic.take() {
-                channel = channel.topic_variables(names);
             }
             shared_options!(channel, raw, at).into()
         }

@@ -224,6 +224,7 @@ impl ApiBuilder {
 
         check_session_conflict(&options, &index)?;
         check_cancel_previous(&options, &index)?;
+        check_topics(&index)?;
 
         Ok(ApiDef {
             inner: Arc::new(ApiInner {
@@ -324,6 +325,35 @@ fn check_session_conflict(
             .find(|h| validate::is_cookie_header(h))
         {
             return Err(conflict(name, format!("{path}.headers")));
+        }
+    }
+    Ok(())
+}
+
+/// A topic is how this process's hub groups the subscribers of a channel it implements: on a
+/// channel another process serves (`.connect()`, `.via()`) that process decides, and a topic
+/// here would do nothing, so it is refused.
+fn check_topics(index: &HashMap<String, Arc<ResolvedEndpoint>>) -> Result<(), ConfigurationError> {
+    let mut paths: Vec<_> = index.keys().collect();
+    paths.sort();
+    for path in paths {
+        let EndpointDef::Channel(channel) = index[path].definition() else {
+            continue;
+        };
+        let implemented = matches!(
+            channel.source(),
+            super::endpoint::ChannelSource::Implemented(_)
+        );
+        if !implemented && !matches!(channel.topic_spec(), super::endpoint::Topic::AllVariables) {
+            return Err(ConfigurationError::new(
+                ErrorCode::InvalidOption,
+                format!(
+                    "`{path}` has a topic, but another process serves it (`.connect()` or `.via()`): \
+                     topics group the subscribers of a channel this process implements; that \
+                     process decides who shares its messages"
+                ),
+            )
+            .at(format!("{path}.topic")));
         }
     }
     Ok(())

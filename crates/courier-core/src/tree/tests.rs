@@ -597,12 +597,7 @@ fn channels_and_streams_resolve_their_paths() {
             GroupDef::new()
                 .prefix("/rooms")
                 .endpoint("events", StreamEndpoint::get("/events"))
-                .endpoint(
-                    "room",
-                    ChannelEndpoint::connect("/:id")
-                        .send()
-                        .topic_variables(["id"]),
-                ),
+                .endpoint("room", ChannelEndpoint::connect("/:id").send()),
         )
         .build()
         .unwrap();
@@ -618,9 +613,37 @@ fn channels_and_streams_resolve_their_paths() {
     assert_eq!(room.template().unwrap().as_str(), "/rooms/:id");
     let channel = room.definition().as_channel().unwrap();
     assert!(channel.is_bidirectional());
+    assert_eq!(room.kind(), None);
+    let by_id = ChannelEndpoint::connect("/:id").topic_variables(["id"]);
     assert_eq!(
-        channel.topic_spec().key(&json!({ "id": "a", "x": 1 })),
+        by_id.topic_spec().key(&json!({ "id": "a", "x": 1 })),
         r#"{"id":"a"}"#
     );
-    assert_eq!(room.kind(), None);
+}
+
+#[test]
+fn a_topic_on_a_channel_served_elsewhere_is_refused() {
+    let handler = crate::ChannelHandler::push(|_| futures_util::stream::empty());
+    for channel in [
+        crate::ChannelEndpoint::connect("/rooms/:id").topic_variables(["id"]),
+        crate::ChannelEndpoint::connect("/rooms/:id").topic(|v| v["id"].to_string()),
+        crate::ChannelEndpoint::via(|_| Ok(crate::WireCall::get("/rooms"))).topic_variables(["id"]),
+    ] {
+        let err = ApiDef::builder()
+            .group("chat", GroupDef::new().endpoint("room", channel))
+            .build()
+            .unwrap_err();
+        assert_eq!(err.code(), ErrorCode::InvalidOption, "{err}");
+        assert_eq!(err.path(), Some("chat.room.topic"), "{err}");
+        assert!(
+            err.to_string().contains("another process serves it"),
+            "{err}"
+        );
+    }
+    // On a channel this process implements, a topic is what groups its subscribers.
+    let implemented = crate::ChannelEndpoint::implement(handler).topic_variables(["id"]);
+    assert!(ApiDef::builder()
+        .group("chat", GroupDef::new().endpoint("room", implemented))
+        .build()
+        .is_ok());
 }

@@ -49,7 +49,9 @@ impl<R, V, S> Channel<R, V, S> {
     }
 
     /// Subscribers share a topic by a key computed from their variables (the spec's
-    /// `.topic(key)`). Variables that do not parse as `V` share a topic by their JSON text.
+    /// `.topic(key)`). Variables that do not parse as `V` share a topic by their JSON text. For
+    /// a channel this process implements: on one another process serves, the API refuses to
+    /// build (`INVALID_OPTION`).
     #[must_use]
     pub fn topic<F>(self, key: F) -> Self
     where
@@ -117,10 +119,7 @@ pub struct ChannelHead;
 /// # #[derive(serde::Deserialize)] struct ChatOut;
 /// # #[derive(serde::Serialize, serde::Deserialize)] struct RoomId(String);
 /// # #[derive(serde::Serialize)] struct ChatIn;
-/// let room: Channel<ChatOut, RoomId, ChatIn> = channel()
-///     .connect("/rooms/:id")
-///     .send()
-///     .topic(|room: &RoomId| room.0.clone());
+/// let room: Channel<ChatOut, RoomId, ChatIn> = channel().connect("/rooms/:id").send();
 /// # let _ = room;
 /// ```
 pub fn channel() -> ChannelHead {

@@ -229,8 +229,19 @@ fn an_endpoint_needs_exactly_one_verb() {
 }
 
 #[test]
+fn a_topic_is_refused_since_a_config_files_channels_are_served_elsewhere() {
+    for verb in ["channel", "get", "stream"] {
+        fails(
+            &with_endpoint(&format!("{verb} = \"/x\"\ntopic = [\"id\"]")),
+            ErrorCode::ConfigInvalid,
+            &format!("{ENDPOINT}.topic"),
+        );
+    }
+}
+
+#[test]
 fn keys_of_another_head_are_refused() {
-    for key in ["send = true", "send = false", "topic = [\"id\"]"] {
+    for key in ["send = true", "send = false"] {
         for verb in ["get", "post", "stream"] {
             let name = key.split(' ').next().unwrap_or_default();
             fails(

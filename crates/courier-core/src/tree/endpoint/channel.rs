@@ -62,7 +62,7 @@ impl fmt::Debug for Topic {
 /// ```
 /// use courier::ChannelEndpoint;
 ///
-/// let room = ChannelEndpoint::connect("/rooms/:id").send().topic_variables(["id"]);
+/// let room = ChannelEndpoint::connect("/rooms/:id").send();
 /// assert!(room.is_bidirectional());
 /// ```
 #[derive(Clone, Debug)]
@@ -149,7 +149,9 @@ impl ChannelEndpoint {
         self
     }
 
-    /// Subscribers share a topic by these variables.
+    /// Subscribers share a topic by these variables. For a channel this process implements:
+    /// on one another process serves (`.connect()`, `.via()`), which decides that itself, the
+    /// API refuses to build (`INVALID_OPTION`).
     #[must_use]
     pub fn topic_variables<I, S>(mut self, names: I) -> Self
     where
@@ -160,7 +162,8 @@ impl ChannelEndpoint {
         self
     }
 
-    /// Subscribers share a topic by a key computed from the variables.
+    /// Subscribers share a topic by a key computed from the variables. For a channel this
+    /// process implements, as [`topic_variables`](Self::topic_variables).
     #[must_use]
     pub fn topic<F>(mut self, key: F) -> Self
     where
