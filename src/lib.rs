@@ -50,7 +50,7 @@
 //! |---|---|
 //! | [`ApiDef`], [`ApiBuilder`], [`GroupDef`], [`HttpEndpoint`], [`StreamEndpoint`], [`ChannelEndpoint`], [`Kind`], [`SourceOptions`], [`ResponseParser`], [`PathOptions`], [`ResolvedPathOptions`], [`Via`], [`WireCall`], [`Topic`], [`EndpointDef`], [`EndpointOptions`], [`HttpAddress`], [`StreamSource`], [`ChannelSource`], [`ResolvedEndpoint`], [`ResolvedGroup`] | the runtime tree: declaring a source, reading it back |
 //! | [`CacheOptions`], [`RetryPolicy`], [`RetrySetting`], [`Backoff`], [`SessionOptions`], [`SessionMode`], [`Csrf`], [`CsrfKey`], [`ForwardOptions`], [`HeaderToggle`], [`ResponseType`], [`WsOptions`], [`WsAuth`], [`Heartbeat`], [`MessageQueue`] | the options of sources, groups and endpoints |
-//! | [`Event`], [`EventStream`], [`MessageStream`], [`StreamHandler`], [`ChannelHandler`], [`ChannelHandlers`], [`Peer`], [`PeerHandler`], [`StreamRequest`], [`ChannelRequest`] | streams and channels served here (`.implement()`) |
+//! | [`Event`], [`EventStream`], [`MessageStream`], [`MissedEvents`], [`StreamHandler`], [`ChannelHandler`], [`ChannelHandlers`], [`Peer`], [`PeerHandler`], [`StreamRequest`], [`ChannelRequest`] | streams and channels served here (`.implement()`) |
 //! | [`Caller`], [`Client`], [`ProxyCaller`], [`CallOptions`], [`HttpResponse`], [`Progress`], [`UploadProgress`], [`CancellationToken`] | calling |
 //! | [`Dispatch`], [`StreamDispatch`], [`ChannelDispatch`], [`HttpCallRequest`], [`IntoVariables`] | what typed views run on: implemented by `Client`, for a caller of your own |
 //! | [`Error`], [`HttpError`], [`Refused`], [`NetworkErrorKind`], [`ConfigurationError`], [`ErrorCode`], [`classify`] | what fails, and why |
@@ -93,11 +93,11 @@ pub use courier_core::{
     ChannelRequest, ClientIdentity, ConfigurationError, Csrf, CsrfKey, DecodeError, Dispatch,
     Dispatcher, EndpointDef, EndpointMeta, EndpointOptions, ErrorCode, Event, EventStream, Fetch,
     ForwardOptions, FromResponse, GroupDef, HeaderToggle, Heartbeat, HttpEndpoint, HttpResponse,
-    HttpService, Kind, MessageQueue, MessageStream, Middleware, PathOptions, Peer, PeerHandler,
-    Progress, ResolvedEndpoint, ResolvedGroup, ResolvedPathOptions, ResponseBody, ResponseParser,
-    ResponseType, RetryPolicy, RetrySetting, SessionMode, SessionOptions, SourceOptions,
-    StreamEndpoint, StreamHandler, StreamRequest, TransportOptions, UploadProgress, WsAuth,
-    WsOptions,
+    HttpService, Kind, MessageQueue, MessageStream, Middleware, MissedEvents, PathOptions, Peer,
+    PeerHandler, Progress, ResolvedEndpoint, ResolvedGroup, ResolvedPathOptions, ResponseBody,
+    ResponseParser, ResponseType, RetryPolicy, RetrySetting, SessionMode, SessionOptions,
+    SourceOptions, StreamEndpoint, StreamHandler, StreamRequest, TransportOptions, UploadProgress,
+    WsAuth, WsOptions,
 };
 pub use courier_core::{
     ChannelDispatch, ChannelSource, HttpAddress, HttpCallRequest, IntoVariables, StreamDispatch,

@@ -413,6 +413,50 @@ async fn an_implemented_stream_runs_in_process() {
     );
 }
 
+#[tokio::test]
+async fn an_implemented_stream_that_missed_events_is_opened_again_from_its_last_id() {
+    use courier_core::{MissedEvents, StreamHandler, StreamRequest};
+    // Each opening says which id it resumed from; the first fails with MissedEvents after its
+    // second event, as a followed topic does when its bus lost messages.
+    let opened = Arc::new(Mutex::new(Vec::new()));
+    let seen = opened.clone();
+    let handler = StreamHandler::new(move |request: StreamRequest| {
+        seen.lock().unwrap().push(request.last_event_id.clone());
+        let from = request
+            .last_event_id
+            .map_or(1, |id| id.parse::<u64>().unwrap() + 1);
+        let events = (from..=4)
+            .map(|n| Ok::<_, courier_core::BoxError>(Event::new(json!(n)).id(n.to_string())));
+        let missed: Vec<Result<Event<Value>, courier_core::BoxError>> = if from == 1 {
+            let mut first: Vec<_> = events.take(2).collect();
+            first.push(Err(Box::new(MissedEvents::new("the bus reconnected"))));
+            first
+        } else {
+            events.collect()
+        };
+        stream::iter(missed)
+    });
+    let api = ApiDef::builder()
+        .group(
+            "live",
+            GroupDef::new().endpoint("local", StreamEndpoint::implement(handler)),
+        )
+        .build()
+        .unwrap();
+    let events = Client::new(api)
+        .unwrap()
+        .stream("live.local", Value::Null, None)
+        .await
+        .unwrap();
+    let got: Vec<Value> = events.map(|e| e.unwrap().data).collect().await;
+    assert_eq!(
+        got,
+        [json!(1), json!(2), json!(3), json!(4)],
+        "nothing lost, nothing twice"
+    );
+    assert_eq!(*opened.lock().unwrap(), [None, Some("2".to_owned())]);
+}
+
 /// An implemented stream declared with the typed face, as `#[derive(courier::Group)]` and
 /// `#[derive(courier::Api)]` would write it, and called through a [`Caller`].
 mod typed_caller {

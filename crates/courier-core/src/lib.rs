@@ -71,9 +71,9 @@ pub use crate::transport::{
 pub use crate::tree::api::{ApiBuilder, ApiDef};
 pub use crate::tree::endpoint::{
     ChannelEndpoint, ChannelHandler, ChannelHandlers, ChannelRequest, ChannelSource, EndpointDef,
-    EndpointOptions, Event, EventStream, HttpAddress, HttpEndpoint, Kind, MessageStream, Peer,
-    PeerHandler, RetrySetting, StreamEndpoint, StreamHandler, StreamRequest, StreamSource, Topic,
-    Via, WireCall,
+    EndpointOptions, Event, EventStream, HttpAddress, HttpEndpoint, Kind, MessageStream,
+    MissedEvents, Peer, PeerHandler, RetrySetting, StreamEndpoint, StreamHandler, StreamRequest,
+    StreamSource, Topic, Via, WireCall,
 };
 pub use crate::tree::group::GroupDef;
 pub use crate::tree::path_options::{

@@ -29,6 +29,11 @@ pub enum Outbound {
     },
 }
 
+/// The close code a topic's subscribers are handed when their bus lost messages (it
+/// reconnected to its server): 1012, "service restart", after which a client reconnects, and a
+/// channel's `on_join` (or a followed stream's handler) can bring it up to date.
+pub const MISSED: u16 = 1012;
+
 /// A subscriber fell behind its topic by more than its buffer and lost messages.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Lagged {
@@ -41,14 +46,27 @@ pub struct Lagged {
 pub type BusStream = Pin<Box<dyn Stream<Item = Result<Outbound, Lagged>> + Send>>;
 
 /// How the messages of a topic reach its subscribers: in process ([`LocalBus`]), or across
-/// machines (a pub/sub service behind an implementation of this trait).
+/// machines (a pub/sub service behind an implementation of this trait, such as
+/// `courier::redis::RedisBus`).
 ///
-/// A topic is a string the hub composes from the channel's dotted path and the topic key.
-/// Delivery is at most once, in publishing order per publisher; a subscriber too slow for its
-/// buffer gets [`Lagged`].
+/// A topic is a string: a channel's is the one [`Hub::channel_topic`](crate::Hub::channel_topic)
+/// composes from its dotted path and the topic key; a stream follows any topic
+/// ([`Hub::follow`](crate::Hub::follow)). Delivery is at most once, in publishing order per
+/// publisher; a subscriber too slow for its buffer gets [`Lagged`]. A bus that lost messages
+/// (its connection to its server dropped) tells the topics' subscribers with
+/// [`Outbound::Close`] code 1012 ([`MISSED`]), after which they reconnect.
 pub trait TopicBus: Send + Sync + 'static {
-    /// Sends `message` to every current subscriber of `topic`; nobody subscribed is no error.
+    /// Sends `message` to every current subscriber of `topic`, on every instance sharing the
+    /// bus; nobody subscribed is no error.
     fn publish(&self, topic: &str, message: Outbound);
+
+    /// Sends `message` to this instance's subscribers of `topic` only: what every instance
+    /// computes for itself, such as a push channel's messages (its handler runs on each instance
+    /// that has subscribers of the topic). The same as [`publish`](Self::publish) on a bus of
+    /// one process.
+    fn publish_here(&self, topic: &str, message: Outbound) {
+        self.publish(topic, message);
+    }
 
     /// Subscribes to `topic`, keeping up to `buffer` messages this subscriber has not read yet.
     fn subscribe(&self, topic: &str, buffer: usize) -> BusStream;

@@ -1,10 +1,11 @@
 //! The hub: runs implemented channels for their subscribers, whatever carries them (a
 //! WebSocket served by `courier-server`, or an in-process connection of a `Caller`).
 
-use crate::bus::{BusStream, LocalBus, Outbound, TopicBus};
+use crate::bus::{BusStream, Lagged, LocalBus, Outbound, TopicBus};
 use courier_core::BoxError;
 use courier_core::{
-    ChannelEndpoint, ChannelHandler, ChannelHandlers, ChannelRequest, ChannelSource, Peer,
+    ChannelEndpoint, ChannelHandler, ChannelHandlers, ChannelRequest, ChannelSource, Event,
+    EventStream, MissedEvents, Peer,
 };
 use futures_util::StreamExt;
 use serde_json::{Map, Value};
@@ -142,6 +143,64 @@ impl Hub {
         Self::new(LocalBus::new())
     }
 
+    /// The topic on the bus of a channel's subscribers whose topic key is `key` (its
+    /// `.topic()`, or all its variables as canonical JSON): what [`Hub::publish`] takes to reach
+    /// them from outside the channel's handlers.
+    ///
+    /// ```
+    /// use courier::live::Hub;
+    /// assert_eq!(Hub::channel_topic("chat.room", "lobby"), "chat.room\u{1f}lobby");
+    /// ```
+    pub fn channel_topic(path: &str, key: &str) -> String {
+        format!("{path}\u{1f}{key}")
+    }
+
+    /// Publishes `message` to every subscriber of `topic` on every instance sharing this hub's
+    /// bus: a channel's subscribers ([`Hub::channel_topic`]), or a stream's that
+    /// [follows](Hub::follow) the topic. From anywhere in the app: an HTTP handler, a job.
+    pub fn publish(&self, topic: &str, message: Value) {
+        self.inner
+            .bus
+            .publish(topic, Outbound::Message { data: message });
+    }
+
+    /// The messages published to `topic` from now on, as a stream handler's events (each
+    /// message an event's data), keeping up to `buffer` of them unread: an implemented stream
+    /// that fans one topic out to every subscriber, on every instance sharing the bus.
+    ///
+    /// It ends when the topic is closed with 1000 (a push channel that ended), and with
+    /// [`MissedEvents`] when messages were lost — the bus reconnected, or this subscriber fell
+    /// behind by more than `buffer` — so a server cuts the response and the client reconnects.
+    /// The events carry no ids: a reconnecting client resumes with what is published from then
+    /// on.
+    ///
+    /// ```
+    /// use courier::live::Hub;
+    /// use courier::{StreamEndpoint, StreamHandler};
+    ///
+    /// let hub = Hub::local();
+    /// let following = hub.clone();
+    /// let news = StreamEndpoint::implement(StreamHandler::new(move |_| following.follow("news", 256)));
+    /// // Elsewhere, on this instance or another sharing the bus:
+    /// hub.publish("news", serde_json::json!({ "headline": "courier 1.0" }));
+    /// # let _ = news;
+    /// ```
+    pub fn follow(&self, topic: &str, buffer: usize) -> EventStream {
+        let bus = self.inner.bus.subscribe(topic, buffer.max(1));
+        Box::pin(futures_util::stream::unfold(Some(bus), |bus| async move {
+            let mut bus = bus?;
+            let event = match bus.next().await? {
+                Ok(Outbound::Message { data }) => return Some((Ok(Event::new(data)), Some(bus))),
+                Ok(Outbound::Close { code: 1000, .. }) => return None,
+                Ok(Outbound::Close { reason, .. }) => MissedEvents::new(reason),
+                Err(Lagged { missed }) => MissedEvents::new(format!(
+                    "the subscriber fell behind the topic by {missed} messages"
+                )),
+            };
+            Some((Err(Box::new(event) as BoxError), None))
+        }))
+    }
+
     /// Push handlers running now, one per topic with subscribers.
     pub fn running(&self) -> usize {
         self.pushes()
@@ -177,7 +236,7 @@ impl Hub {
             .checked(&variables)
             .map_err(JoinError::BadVariables)?;
         let key = endpoint.topic_spec().key(&variables);
-        let topic = format!("{path}\u{1f}{key}");
+        let topic = Self::channel_topic(path, &key);
         let buffer = options.buffer.max(1);
         // Subscribe before anything can be published, so nothing is missed.
         let bus = self.inner.bus.subscribe(&topic, buffer);
@@ -236,8 +295,10 @@ impl Hub {
         let name = topic.to_owned();
         let task = tokio::spawn(async move {
             let close = loop {
+                // Each instance with subscribers runs the handler for them: its messages stay
+                // here.
                 match messages.next().await {
-                    Some(Ok(data)) => bus.publish(&name, Outbound::Message { data }),
+                    Some(Ok(data)) => bus.publish_here(&name, Outbound::Message { data }),
                     Some(Err(e)) => {
                         break Outbound::Close {
                             code: 1011,
@@ -253,7 +314,7 @@ impl Hub {
                 }
             };
             done.store(true, Ordering::SeqCst);
-            bus.publish(&name, close);
+            bus.publish_here(&name, close);
         });
         let run = Arc::new(PushRun {
             task: task.abort_handle(),

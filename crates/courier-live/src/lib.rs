@@ -31,5 +31,5 @@ mod hub;
 #[cfg(test)]
 mod tests;
 
-pub use self::bus::{BusStream, Lagged, LocalBus, Outbound, TopicBus};
+pub use self::bus::{BusStream, Lagged, LocalBus, Outbound, TopicBus, MISSED};
 pub use self::hub::{Hub, JoinError, JoinOptions, Member, NotAccepted};

@@ -309,3 +309,115 @@ async fn a_slow_member_is_closed_with_1013_and_the_others_go_on() {
     drop(idle);
     assert_eq!(bus.topics(), 0);
 }
+
+/// A bus that records which method each message took: everywhere, or here only.
+#[derive(Clone, Default)]
+struct Recording {
+    local: LocalBus,
+    everywhere: Arc<Mutex<Vec<String>>>,
+    here: Arc<Mutex<Vec<String>>>,
+}
+
+impl TopicBus for Recording {
+    fn publish(&self, topic: &str, message: Outbound) {
+        self.everywhere.lock().unwrap().push(topic.to_owned());
+        self.local.publish(topic, message);
+    }
+
+    fn publish_here(&self, topic: &str, message: Outbound) {
+        self.here.lock().unwrap().push(topic.to_owned());
+        self.local.publish(topic, message);
+    }
+
+    fn subscribe(&self, topic: &str, buffer: usize) -> BusStream {
+        self.local.subscribe(topic, buffer)
+    }
+}
+
+#[tokio::test]
+async fn a_push_channels_messages_stay_on_this_instance_and_published_ones_go_everywhere() {
+    let starts = Arc::new(AtomicUsize::new(0));
+    let release = Arc::new(tokio::sync::Notify::new());
+    let channel = counted_push(starts, release.clone());
+    let bus = Recording::default();
+    let hub = Hub::new(bus.clone());
+    let mut member = hub
+        .join(
+            "chat.ticker",
+            &channel,
+            json!({ "room": "a" }),
+            JoinOptions::default(),
+        )
+        .await
+        .unwrap();
+    let topic = Hub::channel_topic("chat.ticker", r#"{"room":"a"}"#);
+    assert_eq!(
+        recv(&mut member).await,
+        message(json!({ "topic": "{\"room\":\"a\"}" }))
+    );
+    // From outside the handler, to the channel's subscribers on every instance.
+    hub.publish(&topic, json!("from an HTTP handler"));
+    assert_eq!(
+        recv(&mut member).await,
+        message(json!("from an HTTP handler"))
+    );
+    release.notify_one();
+    assert_eq!(recv(&mut member).await, message(json!("released")));
+    assert!(matches!(
+        recv(&mut member).await,
+        Some(Outbound::Close { code: 1000, .. })
+    ));
+    // Every instance with subscribers runs the push handler for them: its messages and its end
+    // stay here; what the app publishes crosses.
+    assert_eq!(
+        *bus.here.lock().unwrap(),
+        [topic.clone(), topic.clone(), topic.clone()]
+    );
+    assert_eq!(*bus.everywhere.lock().unwrap(), [topic]);
+}
+
+#[tokio::test]
+async fn a_followed_topic_gives_its_messages_as_events_and_ends_on_a_loss() {
+    let bus = LocalBus::new();
+    let hub = Hub::new(bus.clone());
+    let mut events = hub.follow("news", 4);
+    hub.publish("news", json!({ "n": 1 }));
+    let first = events.next().await.unwrap().unwrap();
+    assert_eq!((first.data, first.id), (json!({ "n": 1 }), None));
+    // The bus lost messages: the events end with MissedEvents, so a server cuts the response.
+    bus.publish(
+        "news",
+        Outbound::Close {
+            code: MISSED,
+            reason: "the bus reconnected".to_owned(),
+        },
+    );
+    let err = events.next().await.unwrap().unwrap_err();
+    assert!(courier_core::MissedEvents::is(&*err), "{err}");
+    assert!(err.to_string().contains("the bus reconnected"), "{err}");
+    assert!(events.next().await.is_none());
+
+    // Falling behind is a loss too.
+    let mut slow = hub.follow("news", 2);
+    for n in 0..5 {
+        hub.publish("news", json!(n));
+    }
+    let err = loop {
+        match slow.next().await.unwrap() {
+            Ok(_) => continue,
+            Err(err) => break err,
+        }
+    };
+    assert!(err.to_string().contains("fell behind"), "{err}");
+
+    // A topic closed with 1000 (a push channel that ended) just ends.
+    let mut ending = hub.follow("news", 4);
+    bus.publish(
+        "news",
+        Outbound::Close {
+            code: 1000,
+            reason: "the channel ended".to_owned(),
+        },
+    );
+    assert!(ending.next().await.is_none());
+}

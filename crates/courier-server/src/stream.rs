@@ -8,8 +8,10 @@ use crate::{call, Proxy};
 use axum::extract::State;
 use axum::response::sse::{Event as SseEvent, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
-use courier_core::{ApiDef, EndpointDef, ResolvedEndpoint, StreamRequest, StreamSource};
-use futures_util::StreamExt;
+use courier_core::{
+    ApiDef, EndpointDef, MissedEvents, ResolvedEndpoint, StreamRequest, StreamSource,
+};
+use futures_util::{StreamExt, TryStreamExt};
 use serde_json::{json, Value};
 use std::fmt;
 use std::sync::Arc;
@@ -58,27 +60,32 @@ pub(crate) async fn serve_stream(
     // carry that user's session and forwarded headers.
     let served = call::served_request(&parts);
     let events = served.scope_stream(handler.open(request));
-    let events = events.scan(false, move |failed, item| {
-        if *failed {
+    let events = events.scan(false, move |over, item| {
+        if *over {
             return std::future::ready(None);
         }
-        let failure = |failed: &mut bool, e: &dyn std::fmt::Display| {
-            *failed = true;
+        *over = item.is_err();
+        let failure = |e: &dyn std::fmt::Display| {
             tracing::warn!(endpoint = %path, error = %e, "an implemented stream failed");
             let body = json!({ "error": { "code": "STREAM_FAILED", "message": e.to_string() } });
             SseEvent::default().event("error").data(body.to_string())
         };
-        let frame = match item.map(sse_frame) {
-            Ok(Ok(frame)) => frame,
-            Ok(Err(e)) => failure(failed, &e),
-            Err(e) => failure(failed, &e),
+        let frame = match item {
+            Ok(event) => sse_frame(event).or_else(|e| {
+                *over = true;
+                Ok(failure(&e))
+            }),
+            // Events were missed: cut the response, so the client reconnects and resumes.
+            Err(e) if MissedEvents::is(&*e) => Err(e),
+            Err(e) => Ok(failure(&e)),
         };
         std::future::ready(Some(frame))
     });
     // A stream that is over says so, or its clients would reconnect to it (a response that
-    // ends is a dropped connection to them). After a failure's error frame this is never read.
+    // ends is a dropped connection to them). After a failure's error frame, or a cut, this is
+    // never read.
     let over = SseEvent::default().event(END_EVENT).data("{}");
-    let events = events.chain(futures_util::stream::once(std::future::ready(over)));
+    let events = events.chain(futures_util::stream::once(std::future::ready(Ok(over))));
     let events = until_shutdown(events, live.shutdown.token().clone());
     let keep_alive = KeepAlive::new()
         .interval(live.keep_alive)
@@ -128,21 +135,18 @@ impl fmt::Display for UnwritableEvent {
 /// `items` until the proxy shuts down, then a failure: it cuts the response short, so the
 /// client reconnects (to another instance) with its `Last-Event-ID`, as after a dropped
 /// connection. A clean end would tell it the stream is over.
-fn until_shutdown<S>(
+fn until_shutdown<S, T>(
     items: S,
     stop: courier_core::CancellationToken,
-) -> impl futures_util::Stream<Item = Result<S::Item, courier_core::BoxError>> + Send
+) -> impl futures_util::Stream<Item = Result<T, courier_core::BoxError>> + Send
 where
-    S: futures_util::Stream + Send,
+    S: futures_util::Stream<Item = Result<T, courier_core::BoxError>> + Send,
 {
     let cut = stop.clone();
     let failure = futures_util::stream::once(async move { cut.is_cancelled() })
         .filter(|cancelled| std::future::ready(*cancelled))
         .map(|_| Err(courier_core::BoxError::from("the proxy is shutting down")));
-    items
-        .map(Ok)
-        .take_until(stop.cancelled_owned())
-        .chain(failure)
+    items.take_until(stop.cancelled_owned()).chain(failure)
 }
 
 /// A stream another process serves, through the source's client: the opening request with the
@@ -179,10 +183,7 @@ async fn proxy_stream(
             let stop = live.shutdown.token().clone();
             let upstream = upstream.map(|body| {
                 let chunks = http_body_util::BodyDataStream::new(body);
-                let chunks = until_shutdown(chunks, stop).map(|chunk| match chunk {
-                    Ok(Ok(bytes)) => Ok(http_body::Frame::data(bytes)),
-                    Ok(Err(e)) | Err(e) => Err(e),
-                });
+                let chunks = until_shutdown(chunks, stop).map_ok(http_body::Frame::data);
                 courier_core::Body::new(http_body_util::StreamBody::new(chunks))
             });
             call::respond(upstream, &served, &allow, endpoint.meta())

@@ -6,7 +6,7 @@ use courier_core::{
     ApiDef, BoxError, ChannelEndpoint, ChannelHandler, ChannelHandlers, Event, GroupDef, Peer,
     StreamEndpoint, StreamHandler, StreamRequest,
 };
-use courier_live::{Hub, LocalBus};
+use courier_live::{Hub, LocalBus, TopicBus};
 use courier_server::Proxy;
 use futures_util::{SinkExt, StreamExt};
 use serde_json::{json, Value};
@@ -78,6 +78,10 @@ fn room(log: tokio::sync::mpsc::UnboundedSender<String>) -> ChannelEndpoint {
 }
 
 async fn serve() -> Served {
+    let bus = LocalBus::new();
+    let hub = Hub::new(bus.clone());
+    let following = hub.clone();
+    let news = StreamHandler::new(move |_| following.follow("news", 16));
     let starts = Arc::new(AtomicUsize::new(0));
     let counted = starts.clone();
     let ticks = StreamHandler::new(|request: StreamRequest| {
@@ -123,6 +127,7 @@ async fn serve() -> Served {
         .endpoint("ticks", StreamEndpoint::implement(ticks))
         .endpoint("failing", StreamEndpoint::implement(failing))
         .endpoint("quiet", StreamEndpoint::implement(quiet))
+        .endpoint("news", StreamEndpoint::implement(news))
         .endpoint("remote", StreamEndpoint::get("/elsewhere"))
         .endpoint(
             "feed",
@@ -134,7 +139,6 @@ async fn serve() -> Served {
             ChannelEndpoint::implement(ChannelHandler::Duplex(chat)),
         )
         .endpoint("room", room(log_tx));
-    let bus = LocalBus::new();
     let api = ApiDef::builder()
         .group("live", group)
         .group(
@@ -146,7 +150,6 @@ async fn serve() -> Served {
         )
         .build()
         .unwrap();
-    let hub = Hub::new(bus.clone());
     let client = courier_client::Client::builder(api)
         .hub(hub.clone())
         .build()
@@ -236,6 +239,64 @@ async fn a_failing_stream_ends_with_an_error_frame_and_idle_ones_keep_alive() {
     let target = format!("/api/sse?{}", query("live", "quiet", &Value::Null));
     let idle = raw_get(served.addr, &target, "", ": keep-alive").await;
     assert!(idle.contains(": keep-alive\n\n"), "{idle}");
+}
+
+#[tokio::test]
+async fn a_finite_stream_ends_with_the_end_event_and_a_followed_topics_loss_cuts_the_response() {
+    let served = serve().await;
+    let target = format!("/api/sse?{}", query("live", "ticks", &Value::Null));
+    let whole = raw_get(served.addr, &target, "", "0\r\n\r\n").await;
+    assert!(
+        whole.contains("event: courier.end\ndata: {}\n\n"),
+        "a finite stream says it is over: {whole}"
+    );
+
+    // A stream following a topic: what is published reaches it; then the bus loses messages.
+    let target = format!("/api/sse?{}", query("live", "news", &Value::Null));
+    let mut tcp = tokio::net::TcpStream::connect(served.addr).await.unwrap();
+    let request = format!("GET {target} HTTP/1.1\r\nhost: x\r\nconnection: close\r\n\r\n");
+    tcp.write_all(request.as_bytes()).await.unwrap();
+    let mut seen = Vec::new();
+    let mut buf = [0u8; 4096];
+    let read = async {
+        // The subscription starts with the response: publish until the event shows.
+        while !String::from_utf8_lossy(&seen).contains("headline") {
+            served
+                .hub
+                .publish("news", json!({ "headline": "courier 1.0" }));
+            if let Ok(Ok(n)) =
+                tokio::time::timeout(Duration::from_millis(50), tcp.read(&mut buf)).await
+            {
+                seen.extend_from_slice(&buf[..n]);
+            }
+        }
+        served.bus.publish(
+            "news",
+            courier_live::Outbound::Close {
+                code: courier_live::MISSED,
+                reason: "the bus reconnected".to_owned(),
+            },
+        );
+        loop {
+            let n = tcp.read(&mut buf).await.unwrap_or(0);
+            if n == 0 {
+                break;
+            }
+            seen.extend_from_slice(&buf[..n]);
+        }
+    };
+    tokio::time::timeout(Duration::from_secs(10), read)
+        .await
+        .expect("the response within 10 s");
+    let whole = String::from_utf8_lossy(&seen);
+    assert!(
+        whole.contains(r#"data: {"headline":"courier 1.0"}"#),
+        "{whole}"
+    );
+    // Cut short: no end event, no error frame, no last chunk — the client reconnects.
+    assert!(!whole.contains("courier.end"), "{whole}");
+    assert!(!whole.contains("event: error"), "{whole}");
+    assert!(!whole.ends_with("0\r\n\r\n"), "{whole}");
 }
 
 #[tokio::test]

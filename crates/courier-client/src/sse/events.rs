@@ -9,8 +9,8 @@ use crate::proxy::ProxyClient;
 use crate::read;
 use courier_core::encode::Variables;
 use courier_core::{
-    Body, BoxFuture, CallOptions, Event, EventStream, HttpCallRequest, IntoVariables,
-    ResolvedEndpoint, StreamDispatch, StreamRequest, StreamSource,
+    Body, BoxFuture, CallOptions, Event, EventStream, HttpCallRequest, IntoVariables, MissedEvents,
+    ResolvedEndpoint, StreamDispatch, StreamHandler, StreamRequest, StreamSource,
 };
 use futures_core::Stream;
 use http::header::{ACCEPT, CACHE_CONTROL, CONTENT_TYPE};
@@ -82,8 +82,17 @@ enum State {
     Reading(Body),
     Waiting(Pin<Box<Sleep>>),
     Connecting(BoxFuture<'static, Result<Opened, Error>>),
-    Local(EventStream),
+    Local(Local),
     Done,
+}
+
+/// A stream served in process: its handler's events, and what opens it again after
+/// [`MissedEvents`] (as a remote subscriber would reconnect), from the last event id.
+struct Local {
+    events: EventStream,
+    handler: StreamHandler,
+    variables: Value,
+    last_event_id: Option<String>,
 }
 
 impl<R> Events<R> {
@@ -184,8 +193,8 @@ impl<R: DeserializeOwned> Stream for Events<R> {
             }
             match &mut this.state {
                 State::Done => return Poll::Ready(None),
-                State::Local(stream) => {
-                    return match ready!(stream.as_mut().poll_next(cx)) {
+                State::Local(local) => {
+                    return match ready!(local.events.as_mut().poll_next(cx)) {
                         None => {
                             this.state = State::Done;
                             Poll::Ready(None)
@@ -197,7 +206,17 @@ impl<R: DeserializeOwned> Stream for Events<R> {
                                 event,
                                 retry,
                             } = event;
+                            if id.is_some() {
+                                local.last_event_id.clone_from(&id);
+                            }
                             Poll::Ready(Some(this.decode(data, id, event, retry)))
+                        }
+                        Some(Err(e)) if MissedEvents::is(&*e) => {
+                            tracing::debug!(endpoint = %this.endpoint, error = %e, "in-process stream missed events; opening it again");
+                            let mut request = StreamRequest::new(local.variables.clone());
+                            request.last_event_id.clone_from(&local.last_event_id);
+                            local.events = local.handler.open(request);
+                            continue;
                         }
                         Some(Err(e)) => this.end(Error::closed(1011, e.to_string())),
                     };
@@ -525,7 +544,12 @@ async fn first_connection<R>(
     // Served in process by a client with a hub; a proxy caller (no hub) reaches even an
     // implemented stream through the proxy.
     if let (StreamSource::Implemented(handler), true) = (stream.source(), opener.hub().is_some()) {
-        events.state = State::Local(handler.open(StreamRequest::new(variables)));
+        events.state = State::Local(Local {
+            events: handler.open(StreamRequest::new(variables.clone())),
+            handler: handler.clone(),
+            variables,
+            last_event_id: None,
+        });
         return Ok(events);
     }
     let connect: Arc<Connect> = Arc::new(move |last_event_id| {

@@ -75,6 +75,41 @@ impl StreamRequest {
     }
 }
 
+/// A stream handler's error that means "events may have been missed here": the subscriber is
+/// to reconnect and resume (from its last event id) rather than stop.
+///
+/// Yielded by a handler, it ends the response without an error frame and without the end event,
+/// so the server's clients reconnect as after a dropped connection; a stream served in process
+/// opens the handler again, with the last event id. It is what a hub's followed topic yields when
+/// its bus lost messages: the bus reconnected to its server, or the subscriber fell behind.
+#[derive(Clone, Debug)]
+pub struct MissedEvents {
+    /// Why, for people.
+    pub reason: String,
+}
+
+impl MissedEvents {
+    /// Missed events, for `reason`.
+    pub fn new(reason: impl Into<String>) -> Self {
+        Self {
+            reason: reason.into(),
+        }
+    }
+
+    /// Whether `error` is one.
+    pub fn is(error: &(dyn std::error::Error + 'static)) -> bool {
+        error.is::<Self>()
+    }
+}
+
+impl fmt::Display for MissedEvents {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "events may have been missed: {}", self.reason)
+    }
+}
+
+impl std::error::Error for MissedEvents {}
+
 type StreamFn = dyn Fn(StreamRequest) -> EventStream + Send + Sync;
 
 /// A stream's `.implement()` handler: from a subscription to a stream of events.

@@ -12,8 +12,8 @@ mod via;
 
 pub use self::channel::{ChannelEndpoint, ChannelSource, Topic};
 pub use self::handler::{
-    ChannelHandler, ChannelHandlers, ChannelRequest, Event, EventStream, MessageStream, Peer,
-    PeerHandler, StreamHandler, StreamRequest,
+    ChannelHandler, ChannelHandlers, ChannelRequest, Event, EventStream, MessageStream,
+    MissedEvents, Peer, PeerHandler, StreamHandler, StreamRequest,
 };
 pub use self::http::{HttpAddress, HttpEndpoint};
 pub use self::stream::{StreamEndpoint, StreamSource};
