@@ -68,7 +68,7 @@
 //!
 //! | feature | adds |
 //! |---|---|
-//! | `full` | every feature below but `typescript` (the default) |
+//! | `full` | every feature below but `redis` and `typescript` (the default) |
 //! | `client` | the callers: [`Caller`], [`Client`], [`ProxyCaller`], the transport, [`Error`], the [`sse`] and [`ws`] clients, the [`live`] hub of channels served in process; the layers of a call's stack come with it (`cancel-previous`, `session`, `forward`, `cache`, `coalesce`, `retry`, `timeout`) |
 //! | `server` | [`server`]: the proxy route (`Proxy`), with `client`, `allow-headers` and `session` |
 //! | `allow-headers` | [`layers::allow_headers`]: `AllowHeadersLayer` |
@@ -82,6 +82,7 @@
 //! | `session` | [`layers::session`]: `SessionLayer` |
 //! | `timeout` | [`layers::timeout`]: `TimeoutLayer` |
 //! | `trace` | [`layers::trace`]: tower-http's `TraceLayer` set up for courier's calls, `log_middleware` |
+//! | `redis` | [`redis`]: `RedisBus`, a topic bus on Redis pub/sub for a hub shared by several instances (redis-rs) |
 //! | `typescript` | [`routes::types`]: the endpoints' TypeScript types in the routes module (ts-rs) |
 //!
 //! A layer needs no client: `default-features = false, features = ["coalesce"]` gives the
@@ -109,6 +110,10 @@ pub use courier_core::{config, context, encode, headers, typed};
 #[cfg(feature = "client")]
 #[doc(inline)]
 pub use courier_live as live;
+
+#[cfg(feature = "redis")]
+#[doc(inline)]
+pub use courier_redis as redis;
 
 /// What courier's own crates share and a user does not name: request building
 /// (`build_request`, `call_transport`, `resolve_path_options`), the reserved names, the boxed

@@ -1,10 +1,11 @@
 //! What courier's test files share, so that none rebuilds it: serving an axum app on an
 //! ephemeral port of 127.0.0.1, a [`Recorder`] for an upstream to note what it received and hold
 //! its answers, capturing what a `tracing` subscriber writes, and (in [`tls`]) a certificate
-//! authority, TLS and plain servers and a `CONNECT` proxy for transport tests. Dev-only; not
-//! published.
+//! authority, TLS and plain servers and a `CONNECT` proxy for transport tests, and (in
+//! [`redis`]) a real `redis-server` of a test's own. Dev-only; not published.
 
 mod recorder;
+pub mod redis;
 pub mod tls;
 
 pub use crate::recorder::{AbandonGuard, Received, Recorder, PATIENCE};

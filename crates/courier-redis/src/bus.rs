@@ -1,0 +1,381 @@
+//! [`RedisBus`]: the bus, its builder, its error and its figures.
+
+use crate::envelope::Envelope;
+use crate::worker::{self, Inbox, Publish};
+use courier_live::{BusStream, Lagged, LocalBus, Outbound, TopicBus, MISSED};
+use futures_util::Stream;
+use redis::aio::{ConnectionManager, ConnectionManagerConfig};
+use redis::{IntoConnectionInfo, ProtocolVersion};
+use std::collections::hash_map::RandomState;
+use std::collections::{HashMap, HashSet};
+use std::fmt;
+use std::hash::BuildHasher;
+use std::pin::Pin;
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, Weak};
+use std::task::{Context, Poll};
+use std::time::Duration;
+use tokio::sync::mpsc;
+
+/// A [`TopicBus`] on Redis pub/sub, for a hub shared by several instances of an app. See the
+/// [crate docs](crate) for what it promises. Cheap to clone: clones share one connection.
+#[derive(Clone)]
+pub struct RedisBus {
+    shared: Arc<Shared>,
+}
+
+/// What the bus, its worker and its reader share.
+pub(crate) struct Shared {
+    /// This instance's id, in every envelope it publishes.
+    pub(crate) instance: String,
+    pub(crate) prefix: String,
+    /// This instance's subscribers.
+    pub(crate) local: LocalBus,
+    /// Local subscriptions per topic: a topic here is subscribed on Redis.
+    pub(crate) wanted: Mutex<HashMap<String, usize>>,
+    /// Topics whose messages for the other instances did not go out: a gap goes first.
+    pub(crate) missed: Mutex<HashSet<String>>,
+    publishes: mpsc::Sender<Publish>,
+    wake: mpsc::Sender<()>,
+    pub(crate) dropped: AtomicU64,
+    pub(crate) gaps: AtomicU64,
+    pub(crate) connected: AtomicBool,
+    /// Redis subscriptions the worker holds.
+    pub(crate) subscribed: AtomicUsize,
+}
+
+impl Shared {
+    /// Has the worker look at the subscriptions and the gaps again.
+    pub(crate) fn wake(&self) {
+        // Full: a wake is pending already, and it will see this change too.
+        let _ = self.wake.try_send(());
+    }
+
+    pub(crate) fn wanted(&self) -> MutexGuard<'_, HashMap<String, usize>> {
+        self.wanted.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    pub(crate) fn missed(&self) -> MutexGuard<'_, HashSet<String>> {
+        self.missed.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Tells `topic`'s local subscribers that they may have missed messages.
+    pub(crate) fn tell_gap(&self, topic: &str, why: &str) {
+        self.gaps.fetch_add(1, Ordering::Relaxed);
+        self.local.publish(
+            topic,
+            Outbound::Close {
+                code: MISSED,
+                reason: format!("messages may have been missed: {why}"),
+            },
+        );
+    }
+
+    /// The Redis channel of `topic`.
+    pub(crate) fn channel(&self, topic: &str) -> String {
+        format!("{}{topic}", self.prefix)
+    }
+}
+
+/// Builds a [`RedisBus`]: [`RedisBus::builder`].
+#[derive(Debug)]
+#[must_use]
+pub struct RedisBusBuilder {
+    url: String,
+    prefix: String,
+    queue: usize,
+    connect_timeout: Duration,
+}
+
+impl RedisBusBuilder {
+    /// The prefix of every Redis channel the bus uses, before the topic. Default `courier:`:
+    /// apps sharing one Redis keep their topics apart with their own.
+    pub fn prefix(mut self, prefix: impl Into<String>) -> Self {
+        self.prefix = prefix.into();
+        self
+    }
+
+    /// How many messages may wait for Redis, each way (published here, and handed here);
+    /// default 1,024. See the [crate docs](crate#bounds) for what happens past it.
+    pub fn queue(mut self, messages: usize) -> Self {
+        self.queue = messages.max(1);
+        self
+    }
+
+    /// How long [`connect`](Self::connect) waits for Redis; default 5 s.
+    pub fn connect_timeout(mut self, timeout: Duration) -> Self {
+        self.connect_timeout = timeout;
+        self
+    }
+
+    /// Connects to Redis and starts the bus's tasks (on the current tokio runtime).
+    ///
+    /// # Errors
+    ///
+    /// [`RedisBusError`]: a URL that does not parse, or a Redis that cannot be reached (or that
+    /// does not speak RESP3, Redis 6 or later) within the connect timeout. Once connected, a
+    /// Redis that goes away is reconnected to in the background.
+    pub async fn connect(self) -> Result<RedisBus, RedisBusError> {
+        let failed = |why: String| RedisBusError {
+            url: redacted(&self.url),
+            why,
+        };
+        let info = self
+            .url
+            .as_str()
+            .into_connection_info()
+            .map_err(|e| failed(e.to_string()))?;
+        let settings = info
+            .redis_settings()
+            .clone()
+            .set_protocol(ProtocolVersion::RESP3);
+        let client = redis::Client::open(info.set_redis_settings(settings))
+            .map_err(|e| failed(e.to_string()))?;
+        let (inbox, received) = Inbox::new(self.queue);
+        let config = ConnectionManagerConfig::new()
+            .set_push_sender(inbox)
+            .set_automatic_resubscription()
+            .set_number_of_retries(usize::MAX)
+            .set_min_delay(Duration::from_millis(100))
+            .set_max_delay(Duration::from_secs(2))
+            .set_connection_timeout(Some(self.connect_timeout))
+            .set_response_timeout(Some(Duration::from_secs(5)));
+        let connection = tokio::time::timeout(
+            self.connect_timeout,
+            ConnectionManager::new_with_config(client, config),
+        )
+        .await
+        .map_err(|_| {
+            failed(format!(
+                "no answer within {} ms",
+                self.connect_timeout.as_millis()
+            ))
+        })?
+        .map_err(|e| failed(e.to_string()))?;
+
+        let (publishes, publish_queue) = mpsc::channel(self.queue);
+        let (wake, woken) = mpsc::channel(1);
+        let shared = Arc::new(Shared {
+            instance: instance_id(),
+            prefix: self.prefix,
+            local: LocalBus::new(),
+            wanted: Mutex::new(HashMap::new()),
+            missed: Mutex::new(HashSet::new()),
+            publishes,
+            wake,
+            dropped: AtomicU64::new(0),
+            gaps: AtomicU64::new(0),
+            connected: AtomicBool::new(true),
+            subscribed: AtomicUsize::new(0),
+        });
+        let weak = Arc::downgrade(&shared);
+        tokio::spawn(worker::publish_and_subscribe(
+            connection,
+            publish_queue,
+            woken,
+            weak.clone(),
+        ));
+        tokio::spawn(worker::hand_on(received, weak));
+        Ok(RedisBus { shared })
+    }
+}
+
+/// A Redis URL without its password, for messages and logs.
+fn redacted(url: &str) -> String {
+    match (url.find("://"), url.rfind('@')) {
+        (Some(scheme), Some(at)) if at > scheme => {
+            format!("{}://…@{}", &url[..scheme], &url[at + 1..])
+        }
+        _ => url.to_owned(),
+    }
+}
+
+/// A fresh instance id: two randomly keyed hashes, unguessable and all but unique.
+fn instance_id() -> String {
+    let hasher = RandomState::new();
+    let high = hasher.hash_one(std::process::id());
+    let low = hasher.hash_one((std::process::id(), high));
+    format!("{high:016x}{low:016x}")
+}
+
+impl RedisBus {
+    /// A builder for a bus on the Redis at `url` (`redis://[:password@]host:port[/db]`).
+    pub fn builder(url: impl Into<String>) -> RedisBusBuilder {
+        RedisBusBuilder {
+            url: url.into(),
+            prefix: "courier:".to_owned(),
+            queue: 1024,
+            connect_timeout: Duration::from_secs(5),
+        }
+    }
+
+    /// Connects to the Redis at `url` with the defaults: [`RedisBus::builder`]`(url).connect()`.
+    ///
+    /// # Errors
+    ///
+    /// As [`RedisBusBuilder::connect`].
+    pub async fn connect(url: impl Into<String>) -> Result<Self, RedisBusError> {
+        Self::builder(url).connect().await
+    }
+
+    /// This instance's id, which its envelopes carry.
+    pub fn instance(&self) -> &str {
+        &self.shared.instance
+    }
+
+    /// The bus's figures now.
+    pub fn stats(&self) -> RedisStats {
+        let shared = &self.shared;
+        RedisStats {
+            topics: shared.subscribed.load(Ordering::Relaxed),
+            local_topics: shared.wanted().len(),
+            dropped: shared.dropped.load(Ordering::Relaxed),
+            gaps: shared.gaps.load(Ordering::Relaxed),
+            connected: shared.connected.load(Ordering::Relaxed),
+        }
+    }
+}
+
+impl fmt::Debug for RedisBus {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("RedisBus")
+            .field("instance", &self.shared.instance)
+            .field("prefix", &self.shared.prefix)
+            .field("stats", &self.stats())
+            .finish()
+    }
+}
+
+impl TopicBus for RedisBus {
+    fn publish(&self, topic: &str, message: Outbound) {
+        let shared = &self.shared;
+        let payload = Envelope::message(&shared.instance, message.clone()).to_bytes();
+        shared.local.publish(topic, message);
+        let job = Publish {
+            topic: topic.to_owned(),
+            payload,
+        };
+        if let Err(mpsc::error::TrySendError::Full(job)) = shared.publishes.try_send(job) {
+            shared.dropped.fetch_add(1, Ordering::Relaxed);
+            if shared.missed().insert(job.topic) {
+                tracing::warn!(
+                    topic,
+                    "redis bus: the publish queue is full; this topic's messages reach this instance only until it drains"
+                );
+            }
+        }
+    }
+
+    fn publish_here(&self, topic: &str, message: Outbound) {
+        self.shared.local.publish(topic, message);
+    }
+
+    fn subscribe(&self, topic: &str, buffer: usize) -> BusStream {
+        let stream = self.shared.local.subscribe(topic, buffer);
+        let first = {
+            let mut wanted = self.shared.wanted();
+            let count = wanted.entry(topic.to_owned()).or_insert(0);
+            *count += 1;
+            *count == 1
+        };
+        if first {
+            self.shared.wake();
+        }
+        Box::pin(Held {
+            stream,
+            topic: topic.to_owned(),
+            shared: Arc::downgrade(&self.shared),
+        })
+    }
+}
+
+/// One local subscription; the topic's Redis subscription is dropped with its last.
+struct Held {
+    stream: BusStream,
+    topic: String,
+    shared: Weak<Shared>,
+}
+
+impl Stream for Held {
+    type Item = Result<Outbound, Lagged>;
+
+    fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
+        self.stream.as_mut().poll_next(cx)
+    }
+}
+
+impl Drop for Held {
+    fn drop(&mut self) {
+        let Some(shared) = self.shared.upgrade() else {
+            return;
+        };
+        let last = {
+            let mut wanted = shared.wanted();
+            match wanted.get_mut(&self.topic) {
+                Some(count) if *count > 1 => {
+                    *count -= 1;
+                    false
+                }
+                Some(_) => {
+                    wanted.remove(&self.topic);
+                    true
+                }
+                None => false,
+            }
+        };
+        if last {
+            shared.wake();
+        }
+    }
+}
+
+/// A [`RedisBus`]'s figures: [`RedisBus::stats`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct RedisStats {
+    /// Redis subscriptions held: one per topic with a local subscriber, once the worker has
+    /// taken it.
+    pub topics: usize,
+    /// Topics with a local subscriber.
+    pub local_topics: usize,
+    /// Messages published here that did not reach Redis because the publish queue was full.
+    pub dropped: u64,
+    /// Times a topic's local subscribers were told they may have missed messages.
+    pub gaps: u64,
+    /// Whether the connection to Redis is up, as far as the bus knows.
+    pub connected: bool,
+}
+
+/// A [`RedisBus`] that could not start: the URL (its password left out), and why.
+#[derive(Debug)]
+pub struct RedisBusError {
+    url: String,
+    why: String,
+}
+
+impl fmt::Display for RedisBusError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "the Redis topic bus cannot reach `{}`: {}",
+            self.url, self.why
+        )
+    }
+}
+
+impl std::error::Error for RedisBusError {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_url_is_shown_without_its_password() {
+        assert_eq!(
+            redacted("redis://:s3cret@cache:6379/2"),
+            "redis://…@cache:6379/2"
+        );
+        assert_eq!(redacted("redis://127.0.0.1:6379"), "redis://127.0.0.1:6379");
+        assert_ne!(instance_id(), instance_id());
+    }
+}
