@@ -452,3 +452,135 @@ fn a_zero_timeout_in_the_file_is_a_configuration_error() {
         .unwrap()
         .contains("proxy.header_read_timeout_ms"));
 }
+
+/// A file serving one room, its subscribers sharing a topic by `id`, on the bus `redis`.
+fn room_config(dir: &std::path::Path, redis: &str) -> std::path::PathBuf {
+    let config = dir.join("courier.toml");
+    std::fs::write(
+        &config,
+        format!(
+            r#"
+[proxy]
+ws = "/api/ws"
+
+[bus]
+redis = "{redis}"
+
+[sources.chat.groups.rooms]
+expose = true
+
+[sources.chat.groups.rooms.endpoints.room]
+room = true
+topic = ["id"]
+"#
+        ),
+    )
+    .unwrap();
+    config
+}
+
+type Socket = tokio_tungstenite::WebSocketStream<tokio::net::TcpStream>;
+
+/// A subscriber of room `id` at the proxy at `addr`.
+async fn join_room(addr: &str, id: &str, user: &str) -> Socket {
+    let variables = format!(r#"{{"id":"{id}","user":"{user}"}}"#);
+    let encoded: String = variables
+        .bytes()
+        .map(|b| match b {
+            b'a'..=b'z' | b'A'..=b'Z' | b'0'..=b'9' => (b as char).to_string(),
+            _ => format!("%{b:02X}"),
+        })
+        .collect();
+    let url = format!("ws://{addr}/api/ws?_s=chat&_g=rooms&_m=room&_v={encoded}");
+    let tcp = tokio::net::TcpStream::connect(addr).await.unwrap();
+    let (socket, _) = tokio_tungstenite::client_async(url, tcp).await.unwrap();
+    socket
+}
+
+/// The next text message, as JSON, within 10 s.
+async fn next_message(socket: &mut Socket) -> Value {
+    use futures_util::StreamExt;
+    loop {
+        let message = tokio::time::timeout(Duration::from_secs(10), socket.next())
+            .await
+            .expect("a message within 10 s")
+            .expect("open")
+            .expect("no error");
+        if let tokio_tungstenite::tungstenite::Message::Text(text) = message {
+            return serde_json::from_str(text.as_str()).unwrap();
+        }
+    }
+}
+
+#[tokio::test]
+async fn two_processes_on_one_redis_share_a_room() {
+    use futures_util::SinkExt;
+    use tokio_tungstenite::tungstenite::Message;
+    let redis = courier_test_support::redis::RedisServer::start();
+    let dir = tempfile::tempdir().unwrap();
+    let config = room_config(dir.path(), &redis.url());
+    let (_first, first) = spawn_serve(&config, &[]).await;
+    let (_second, second) = spawn_serve(&config, &[]).await;
+
+    let mut ada = join_room(&first, "lobby", "ada").await;
+    let mut bob = join_room(&second, "lobby", "bob").await;
+    let mut cy = join_room(&second, "kitchen", "cy").await;
+    // Both processes hold their room's subscription on Redis before anyone speaks.
+    let channel = "courier:rooms.room\u{1f}{\"id\":\"lobby\"}";
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while redis.subscribers(channel) < 2 {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "not subscribed within 10 s"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+
+    ada.send(Message::text(r#"{"text":"hi from the first"}"#))
+        .await
+        .unwrap();
+    assert_eq!(
+        next_message(&mut bob).await,
+        json!({ "text": "hi from the first" })
+    );
+    assert_eq!(
+        next_message(&mut ada).await,
+        json!({ "text": "hi from the first" })
+    );
+    bob.send(Message::text(r#""and from the second""#))
+        .await
+        .unwrap();
+    assert_eq!(next_message(&mut ada).await, json!("and from the second"));
+    assert_eq!(next_message(&mut bob).await, json!("and from the second"));
+    // Another room hears nothing, and each message came once.
+    use futures_util::StreamExt;
+    for socket in [&mut ada, &mut bob, &mut cy] {
+        let more = tokio::time::timeout(Duration::from_millis(300), socket.next()).await;
+        assert!(more.is_err(), "nothing more: {more:?}");
+    }
+}
+
+#[test]
+fn a_bus_that_cannot_be_reached_is_a_configuration_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let closed = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let config = room_config(dir.path(), &format!("redis://:s3cret@127.0.0.1:{closed}"));
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_courier"))
+        .args(["serve", "-c", config.to_str().unwrap(), "-l", "127.0.0.1:0"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let report: Value = serde_json::from_slice(&out.stderr).unwrap();
+    assert_eq!(report["code"], "CONFIG_IO");
+    let message = report["message"].as_str().unwrap();
+    assert!(message.contains("bus.redis"), "{message}");
+    assert!(
+        message.contains(&format!("127.0.0.1:{closed}")),
+        "{message}"
+    );
+    assert!(!message.contains("s3cret"), "{message}");
+}

@@ -31,6 +31,10 @@ pub struct Proxy {
     pub(crate) max_message_size: usize,
     pub(crate) shutdown: Shutdown,
     pub(crate) static_dir: Option<std::path::PathBuf>,
+    /// The hub of the sources given by definition ([`Proxy::source`]), when one was given.
+    hub: Option<courier_live::Hub>,
+    /// The sources whose client the proxy builds itself ([`Proxy::source`]).
+    built: Vec<String>,
 }
 
 impl Default for Proxy {
@@ -61,6 +65,8 @@ impl Proxy {
             max_message_size: 1024 * 1024,
             shutdown: Shutdown::default(),
             static_dir: None,
+            hub: None,
+            built: Vec::new(),
         }
     }
 
@@ -71,17 +77,52 @@ impl Proxy {
     /// [`Proxy::source_client`] with a client built with `ClientBuilder::hub`.
     pub fn source(mut self, name: impl Into<String>, api: ApiDef) -> Self {
         let name = name.into();
-        match courier_client::Client::new(api.clone()) {
+        self.build_client(&name, &api);
+        self.built.push(name.clone());
+        self.sources.insert(name, api);
+        self
+    }
+
+    /// Serves the implemented channels and streams of the sources given by definition
+    /// ([`Proxy::source`], before or after this call) on `hub`: give it a hub over a shared bus
+    /// (`courier::redis::RedisBus`) and their topics are shared with every instance on that
+    /// bus, or the hub your in-process callers use and they share topics with the sockets
+    /// served here. Without it, each such source has a hub of its own. A source given with its
+    /// client ([`Proxy::source_client`]) keeps its client's hub.
+    ///
+    /// ```
+    /// use courier::live::{Hub, LocalBus};
+    /// use courier::server::Proxy;
+    ///
+    /// let hub = Hub::new(LocalBus::new()); // or Hub::new(RedisBus::connect(url).await?)
+    /// let proxy = Proxy::new().hub(hub).ws_path("/api/ws");
+    /// # let _ = proxy;
+    /// ```
+    pub fn hub(mut self, hub: courier_live::Hub) -> Self {
+        self.hub = Some(hub);
+        for name in self.built.clone() {
+            if let Some(api) = self.sources.get(&name).cloned() {
+                self.build_client(&name, &api);
+            }
+        }
+        self
+    }
+
+    /// The client of a source given by definition, on the proxy's hub when it has one.
+    fn build_client(&mut self, name: &str, api: &ApiDef) {
+        let mut builder = courier_client::Client::builder(api.clone());
+        if let Some(hub) = &self.hub {
+            builder = builder.hub(hub.clone());
+        }
+        match builder.build() {
             Ok(client) => {
-                self.clients.insert(name.clone(), client);
+                self.clients.insert(name.to_owned(), client);
             }
             Err(e) => {
                 self.failed
                     .get_or_insert_with(|| format!("source `{name}`: {e}"));
             }
         }
-        self.sources.insert(name, api);
-        self
     }
 
     /// Calls `name`'s HTTP endpoints through `client` (its transport, retry policy and layers)
@@ -93,6 +134,7 @@ impl Proxy {
         client: courier_client::Client,
     ) -> Self {
         let name = name.into();
+        self.built.retain(|built| *built != name);
         self.sources.insert(name.clone(), client.api().clone());
         self.clients.insert(name, client);
         self

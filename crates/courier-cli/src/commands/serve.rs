@@ -9,6 +9,11 @@
 //! defaults: JSON bodies up to 1 MiB and uploads up to 32 MiB, arriving within 60 s, request heads within 30 s (a connection slower than that, or idle
 //! that long between requests, is closed).
 //!
+//! With a `[bus]` table, the rooms it serves share their topics with every instance connected to
+//! that Redis (`courier_redis::RedisBus`): it connects before it binds, and a Redis it cannot
+//! reach is a configuration error (exit 2, `CONFIG_IO` at `bus.redis`); later outages are
+//! weathered (see the bus's docs).
+//!
 //! Once the socket is bound it prints `listening on http://ADDR` (the bound address, so
 //! `--listen 127.0.0.1:0` tells the port it got) on stdout. On Ctrl-C or SIGTERM it stops
 //! accepting, cuts the open streams short and closes the open sockets with 1001 (their clients
@@ -21,6 +26,7 @@ use crate::report;
 use clap::Args;
 use courier_core::config::Config;
 use courier_core::{ConfigurationError, ErrorCode};
+use courier_redis::RedisBus;
 use courier_server::Proxy;
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -81,6 +87,7 @@ pub(crate) fn run(args: &ServeArgs) -> ExitCode {
         Err(err) => return report::configuration_error(&err),
     };
     let paths = config.proxy().clone();
+    let config_bus = config.bus().cloned();
     let limits = config.proxy_limits().clone();
     let mut proxy = Proxy::new().http_path(paths.http).sse_path(paths.sse);
     if let Some(ws) = paths.ws {
@@ -137,7 +144,28 @@ pub(crate) fn run(args: &ServeArgs) -> ExitCode {
             ))
         }
     };
+    let bus = config_bus;
     runtime.block_on(async move {
+        // The channels and streams served here share their topics with every instance on the
+        // file's bus.
+        if let Some(bus) = bus {
+            let mut builder = RedisBus::builder(bus.redis.clone());
+            if let Some(prefix) = &bus.prefix {
+                builder = builder.prefix(prefix.clone());
+            }
+            if let Some(queue) = bus.queue {
+                builder = builder.queue(queue);
+            }
+            match builder.connect().await {
+                Ok(redis) => proxy = proxy.hub(courier_live::Hub::new(redis)),
+                Err(e) => {
+                    return report::configuration_error(
+                        &ConfigurationError::new(ErrorCode::ConfigIo, e.to_string())
+                            .at("bus.redis"),
+                    )
+                }
+            }
+        }
         let listener = match tokio::net::TcpListener::bind(args.listen).await {
             Ok(listener) => listener,
             Err(e) => {

@@ -8,11 +8,15 @@ use super::json;
 use super::key_path::KeyPath;
 use super::raw::{RawEndpoint, RawRetry};
 use crate::error::{ConfigurationError, ErrorCode};
-use crate::tree::endpoint::{ChannelEndpoint, EndpointDef, HttpEndpoint, StreamEndpoint};
+use crate::tree::endpoint::{
+    ChannelEndpoint, ChannelHandler, ChannelHandlers, EndpointDef, HttpEndpoint, StreamEndpoint,
+};
 use std::time::Duration;
 
 /// The keys that pick an endpoint's head, in the order the docs list them.
-const VERBS: [&str; 7] = ["get", "post", "put", "patch", "del", "stream", "channel"];
+const VERBS: [&str; 8] = [
+    "get", "post", "put", "patch", "del", "stream", "channel", "room",
+];
 
 /// Applies the keys every head shares, through that head's builder methods.
 macro_rules! shared_options {
@@ -54,6 +58,15 @@ macro_rules! shared_options {
     }};
 }
 
+/// A room's one handler: each message a subscriber sends goes to every subscriber of its
+/// topic, the sender included, on every instance sharing the hub's bus.
+async fn relay(
+    peer: std::sync::Arc<dyn crate::tree::endpoint::Peer>,
+    message: serde_json::Value,
+) -> Result<(), crate::BoxError> {
+    peer.publish(message)
+}
+
 /// The endpoint the table at `at` describes.
 pub(super) fn endpoint(
     mut raw: RawEndpoint,
@@ -61,7 +74,7 @@ pub(super) fn endpoint(
 ) -> Result<EndpointDef, ConfigurationError> {
     let (verb, path) = take_verb(&mut raw, at)?;
     match verb {
-        "stream" | "channel" => {
+        "stream" | "channel" | "room" => {
             let http_only = [
                 ("reads", raw.reads.is_some()),
                 ("response_type", raw.response_type.is_some()),
@@ -74,22 +87,32 @@ pub(super) fn endpoint(
         _ => {}
     }
     if verb != "channel" {
+        // A room takes messages by nature.
         let channel_only = [("send", raw.send.is_some())];
-        refuse(&channel_only, "channels", verb, at)?;
+        refuse(&channel_only, "remote channels", verb, at)?;
     }
-    if raw.topic.is_some() {
-        // A config file's channels are served by another process, which decides who shares
-        // its messages: a topic here would do nothing.
+    if verb != "room" && raw.topic.is_some() {
+        // A remote channel's process decides who shares its messages: a topic here would do
+        // nothing.
         return Err(ConfigurationError::new(
             ErrorCode::ConfigInvalid,
-            "`topic` groups the subscribers of a channel this process implements; a config \
-             file's channels are served by another process, which decides who shares its messages",
+            "`topic` groups the subscribers of a channel served here (a `room`); another \
+             process's channel is grouped by that process",
         )
         .at(at.key("topic").as_str()));
     }
 
     Ok(match verb {
         "stream" => shared_options!(StreamEndpoint::get(path), raw, at).into(),
+        "room" => {
+            let mut room = ChannelEndpoint::implement(ChannelHandler::Duplex(
+                ChannelHandlers::on_message(relay),
+            ));
+            if let Some(names) = raw.topic.take() {
+                room = room.topic_variables(names);
+            }
+            shared_options!(room, raw, at).into()
+        }
         "channel" => {
             let mut channel = ChannelEndpoint::connect(path);
             if raw.send == Some(true) {
@@ -130,6 +153,18 @@ fn take_verb(
     raw: &mut RawEndpoint,
     at: &KeyPath,
 ) -> Result<(&'static str, String), ConfigurationError> {
+    let room = match raw.room.take() {
+        Some(true) => Some(String::new()),
+        Some(false) => {
+            return Err(ConfigurationError::new(
+                ErrorCode::ConfigInvalid,
+                "`room = false` declares nothing: a room is `room = true`; leave the key out \
+                 otherwise",
+            )
+            .at(at.key("room").as_str()))
+        }
+        None => None,
+    };
     let slots = [
         raw.get.take(),
         raw.post.take(),
@@ -138,6 +173,7 @@ fn take_verb(
         raw.del.take(),
         raw.stream.take(),
         raw.channel.take(),
+        room,
     ];
     let mut given = VERBS
         .into_iter()

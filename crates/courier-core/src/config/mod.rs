@@ -59,7 +59,21 @@ pub struct Config {
     proxy: ProxyPaths,
     limits: ProxyLimits,
     static_dir: Option<std::path::PathBuf>,
+    bus: Option<Bus>,
     sources: BTreeMap<String, ApiDef>,
+}
+
+/// The topic bus the channels and streams served here share with other instances (`[bus]`):
+/// what `courier serve` connects its hub to.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Bus {
+    /// The Redis URL (`redis`), `redis://[:password@]host:port[/db]`.
+    pub redis: String,
+    /// The prefix of the bus's Redis channels (`prefix`); the bus's own default when `None`.
+    pub prefix: Option<String>,
+    /// How many messages may wait for Redis each way (`queue`); the bus's default when `None`.
+    pub queue: Option<usize>,
 }
 
 impl Config {
@@ -117,6 +131,20 @@ impl Config {
         self.static_dir.as_deref()
     }
 
+    /// The topic bus (`[bus]`), when the file names one: the channels and streams served here
+    /// then share their topics with every instance connected to it.
+    ///
+    /// ```
+    /// use courier::config::Config;
+    ///
+    /// let config: Config = "[bus]\nredis = \"redis://127.0.0.1:6379\"".parse()?;
+    /// assert_eq!(config.bus().unwrap().redis, "redis://127.0.0.1:6379");
+    /// # Ok::<(), courier::ConfigurationError>(())
+    /// ```
+    pub fn bus(&self) -> Option<&Bus> {
+        self.bus.as_ref()
+    }
+
     /// Every source, by name (`[sources.NAME]`); the name is the proxy's `_s`.
     pub fn sources(&self) -> &BTreeMap<String, ApiDef> {
         &self.sources
@@ -160,6 +188,31 @@ fn load(text: &str, base: &Path) -> Result<Config, ConfigurationError> {
         Some(files) => Some(base.join(files.dir)),
         None => None,
     };
+    let bus = match raw.bus {
+        Some(bus) if !bus.redis.starts_with("redis://") && !bus.redis.starts_with("rediss://") => {
+            return Err(ConfigurationError::new(
+                ErrorCode::ConfigInvalid,
+                format!(
+                    "`redis` is a Redis URL, `redis://host:port` (or `rediss://` for TLS), not `{}`",
+                    bus.redis
+                ),
+            )
+            .at("bus.redis"))
+        }
+        Some(bus) if bus.queue == Some(0) => {
+            return Err(ConfigurationError::new(
+                ErrorCode::ConfigInvalid,
+                "`queue` is how many messages may wait for Redis: at least 1",
+            )
+            .at("bus.queue"))
+        }
+        Some(bus) => Some(Bus {
+            redis: bus.redis,
+            prefix: bus.prefix,
+            queue: bus.queue,
+        }),
+        None => None,
+    };
     let sources = raw
         .sources
         .into_iter()
@@ -172,6 +225,7 @@ fn load(text: &str, base: &Path) -> Result<Config, ConfigurationError> {
         proxy,
         limits,
         static_dir,
+        bus,
         sources,
     })
 }

@@ -20,8 +20,18 @@ pub(super) struct RawConfig {
     pub(super) proxy: RawProxy,
     #[serde(default, rename = "static")]
     pub(super) static_files: Option<RawStatic>,
+    pub(super) bus: Option<RawBus>,
     #[serde(default)]
     pub(super) sources: BTreeMap<String, RawSource>,
+}
+
+/// `[bus]`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawBus {
+    pub(super) redis: String,
+    pub(super) prefix: Option<String>,
+    pub(super) queue: Option<usize>,
 }
 
 /// `[static]`.
@@ -116,6 +126,7 @@ pub(super) struct RawEndpoint {
     pub(super) del: Option<String>,
     pub(super) stream: Option<String>,
     pub(super) channel: Option<String>,
+    pub(super) room: Option<bool>,
 
     // HTTP endpoints only.
     pub(super) reads: Option<bool>,

@@ -450,3 +450,47 @@ proptest::proptest! {
         let _ = Config::from_toml_str(&lines.join("\n"));
     }
 }
+
+#[test]
+fn a_room_is_true_and_takes_no_keys_of_another_head() {
+    fails(
+        &with_endpoint("room = false"),
+        ErrorCode::ConfigInvalid,
+        &format!("{ENDPOINT}.room"),
+    );
+    fails(
+        &with_endpoint("room = true\nget = \"/x\""),
+        ErrorCode::ConfigInvalid,
+        ENDPOINT,
+    );
+    fails(
+        &with_endpoint("room = true\nsend = true"),
+        ErrorCode::ConfigInvalid,
+        &format!("{ENDPOINT}.send"),
+    );
+    fails(
+        &with_endpoint("room = true\ncache = {}"),
+        ErrorCode::ConfigInvalid,
+        &format!("{ENDPOINT}.cache"),
+    );
+}
+
+#[test]
+fn a_bus_is_a_redis_url_with_a_queue_of_at_least_one() {
+    fails(
+        "[bus]\nredis = \"127.0.0.1:6379\"\n",
+        ErrorCode::ConfigInvalid,
+        "bus.redis",
+    );
+    fails(
+        "[bus]\nredis = \"redis://127.0.0.1\"\nqueue = 0\n",
+        ErrorCode::ConfigInvalid,
+        "bus.queue",
+    );
+    fails("[bus]\nprefix = \"a:\"\n", ErrorCode::ConfigInvalid, "bus");
+    fails(
+        "[bus]\nredis = \"redis://x\"\nnats = \"nats://x\"\n",
+        ErrorCode::ConfigUnknownKey,
+        "bus.nats",
+    );
+}

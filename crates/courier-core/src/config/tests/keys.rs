@@ -447,3 +447,33 @@ fn deduplicate_and_the_cache_times_reach_the_tree() {
         Some(60)
     );
 }
+
+#[test]
+fn a_room_is_a_two_way_channel_served_here_and_the_bus_is_read() {
+    let config = load(&format!(
+        "[bus]\nredis = \"redis://:pw@127.0.0.1:6379/1\"\nprefix = \"app:\"\nqueue = 64\n\n{}",
+        with_endpoint("room = true\ntopic = [\"id\"]")
+    ));
+    let bus = config.bus().unwrap();
+    assert_eq!(
+        (bus.redis.as_str(), bus.prefix.as_deref(), bus.queue),
+        ("redis://:pw@127.0.0.1:6379/1", Some("app:"), Some(64))
+    );
+    let room = config
+        .source("demo")
+        .unwrap()
+        .endpoint("users.get")
+        .unwrap();
+    let channel = room.definition().as_channel().unwrap();
+    assert!(matches!(
+        channel.source(),
+        crate::tree::endpoint::ChannelSource::Implemented(_)
+    ));
+    assert_eq!(
+        channel
+            .topic_spec()
+            .key(&serde_json::json!({ "id": "lobby", "user": "ada" })),
+        r#"{"id":"lobby"}"#
+    );
+    assert!(load(&with_endpoint("get = \"/x\"")).bus().is_none());
+}
