@@ -123,7 +123,7 @@ impl News {
     }
 
     /// Reads to the end of the response.
-    async fn to_the_end(mut self) -> String {
+    async fn rest(mut self) -> String {
         let mut rest = Vec::new();
         tokio::time::timeout(Duration::from_secs(10), self.0.read_to_end(&mut rest))
             .await
@@ -179,7 +179,7 @@ async fn two_proxies_share_channels_and_streams_through_redis_and_weather_its_re
             other => panic!("expected the gap's close, got {other:?}"),
         }
     }
-    let cut = news.to_the_end().await;
+    let cut = news.rest().await;
     assert!(!cut.contains("courier.end"), "cut, not ended: {cut}");
     assert!(!cut.ends_with("0\r\n\r\n"), "cut, not ended: {cut}");
 
