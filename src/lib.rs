@@ -82,7 +82,7 @@
 //! | `session` | [`layers::session`]: `SessionLayer` |
 //! | `timeout` | [`layers::timeout`]: `TimeoutLayer` |
 //! | `trace` | [`layers::trace`]: tower-http's `TraceLayer` set up for courier's calls, `log_middleware` |
-//! | `redis` | [`redis`]: `RedisBus`, a topic bus on Redis pub/sub for a hub shared by several instances (redis-rs) |
+//! | `redis` | `redis`: `RedisBus`, a topic bus on Redis pub/sub for a hub shared by several instances (redis-rs) |
 //! | `typescript` | [`routes::types`]: the endpoints' TypeScript types in the routes module (ts-rs) |
 //!
 //! A layer needs no client: `default-features = false, features = ["coalesce"]` gives the
