@@ -11,7 +11,9 @@
 //! - **echo**: WebSocket round trips through a served channel whose `on_message` sends each
 //!   message back (`Peer::send`), against a bare tokio-tungstenite echo server; 64 connections,
 //!   each sending a 32-byte JSON text frame and waiting for its echo, for 10 s; each server in a
-//!   child process on one worker, the clients here on one worker.
+//!   child process on one worker, the clients here on one worker. The anchor runs twice: with
+//!   tungstenite's defaults, and with the 8 KiB read buffer courier's proxy sets, so that what
+//!   courier adds shows apart from what its setting saves.
 //! - **redis**: a message's extra latency across two instances through Redis: two buses
 //!   (`RedisBus`) on one `redis-server` started for the run, a member on each; 5,000 messages,
 //!   one at a time, published on one instance and timed until the member on the other has it,
@@ -157,14 +159,19 @@ fn courier_echo() -> Router {
         .expect("the proxy builds")
 }
 
-async fn tungstenite_echo(listener: tokio::net::TcpListener) {
+/// A bare tokio-tungstenite echo server; with `read_buffer`, that read buffer instead of
+/// tungstenite's default (128 KiB).
+async fn tungstenite_echo(listener: tokio::net::TcpListener, read_buffer: Option<usize>) {
+    let config = read_buffer.map(|size| {
+        tokio_tungstenite::tungstenite::protocol::WebSocketConfig::default().read_buffer_size(size)
+    });
     loop {
         let Ok((tcp, _)) = listener.accept().await else {
             return;
         };
         let _ = tcp.set_nodelay(true);
         tokio::spawn(async move {
-            let Ok(mut ws) = tokio_tungstenite::accept_async(tcp).await else {
+            let Ok(mut ws) = tokio_tungstenite::accept_async_with_config(tcp, config).await else {
                 return;
             };
             while let Some(Ok(message)) = ws.next().await {
@@ -187,7 +194,8 @@ fn serve(kind: &str) {
             "courier-fanout" => courier_fanout(),
             "axum-fanout" => axum_fanout(),
             "courier-echo" => courier_echo(),
-            _ => return tungstenite_echo(listener).await,
+            "tungstenite-echo-8k" => return tungstenite_echo(listener, Some(8 * 1024)).await,
+            _ => return tungstenite_echo(listener, None).await,
         };
         axum::serve(listener, app).await.expect("serving");
     });
@@ -212,6 +220,28 @@ impl Server {
             .expect("its address");
         let addr = line.trim().parse().expect("an address");
         Server { child, addr }
+    }
+
+    /// The CPU time it has used so far (user and system), from `/proc/PID/stat`.
+    fn cpu(&self) -> Duration {
+        let stat =
+            std::fs::read_to_string(format!("/proc/{}/stat", self.child.id())).unwrap_or_default();
+        // The fields after the command's closing parenthesis: utime and stime are the 12th and
+        // 13th, in clock ticks.
+        let fields: Vec<&str> = stat
+            .rsplit_once(')')
+            .map(|(_, rest)| rest.split_whitespace().collect())
+            .unwrap_or_default();
+        let field = |i: usize| {
+            fields
+                .get(i)
+                .and_then(|f| f.parse::<u64>().ok())
+                .unwrap_or(0)
+        };
+        let ticks = field(11) + field(12);
+        // SAFETY: sysconf reads a constant of the system; it has no preconditions.
+        let per_second = u64::try_from(unsafe { libc::sysconf(libc::_SC_CLK_TCK) }).unwrap_or(100);
+        Duration::from_micros(ticks * 1_000_000 / per_second.max(1))
     }
 
     /// Its resident memory now, in KiB.
@@ -403,6 +433,11 @@ async fn echo_load(mut socket: Socket, until: Instant) -> Vec<u32> {
     times
 }
 
+/// `cpu` over `n` round trips (or events), in microseconds each.
+fn cpu_per(cpu: Duration, n: usize) -> f64 {
+    cpu.as_secs_f64() * 1e6 / n.max(1) as f64
+}
+
 fn percentile(sorted: &[u32], p: f64) -> u32 {
     let index = ((sorted.len() as f64 - 1.0) * p).round() as usize;
     sorted.get(index).copied().unwrap_or(0)
@@ -410,11 +445,16 @@ fn percentile(sorted: &[u32], p: f64) -> u32 {
 
 fn echo(seconds: u64) {
     println!("\n### WebSocket echo, 64 connections, {seconds} s\n");
-    println!("| server | round trips/s | p50 | p99 |");
-    println!("|---|---|---|---|");
+    println!("| server | round trips/s | p50 | p99 | server CPU per round trip |");
+    println!("|---|---|---|---|---|");
     let mut rates = Vec::new();
     for (name, kind, target) in [
         ("tokio-tungstenite echo (anchor)", "tungstenite-echo", "/"),
+        (
+            "tokio-tungstenite echo, 8 KiB read buffer (courier's)",
+            "tungstenite-echo-8k",
+            "/",
+        ),
         (
             "courier (served channel, `Peer::send`)",
             "courier-echo",
@@ -423,7 +463,7 @@ fn echo(seconds: u64) {
     ] {
         let server = Server::start(kind);
         let clients = one_worker();
-        let mut times: Vec<u32> = clients.block_on(async {
+        let (mut times, before): (Vec<u32>, Duration) = clients.block_on(async {
             let mut sockets = Vec::new();
             for _ in 0..64 {
                 sockets.push(connect(server.addr, target).await);
@@ -448,6 +488,7 @@ fn echo(seconds: u64) {
             for task in warming {
                 sockets.push(task.await.expect("warmed"));
             }
+            let before = server.cpu();
             let until = Instant::now() + Duration::from_secs(seconds);
             let tasks: Vec<_> = sockets
                 .into_iter()
@@ -457,18 +498,24 @@ fn echo(seconds: u64) {
             for task in tasks {
                 all.extend(task.await.expect("a load"));
             }
-            all
+            (all, before)
         });
+        let cpu = server.cpu().saturating_sub(before);
         times.sort_unstable();
         let rate = times.len() as f64 / seconds as f64;
         rates.push(rate);
         println!(
-            "| {name} | {rate:.0} | {} µs | {} µs |",
+            "| {name} | {rate:.0} | {} µs | {} µs | {:.1} µs |",
             percentile(&times, 0.5),
-            percentile(&times, 0.99)
+            percentile(&times, 0.99),
+            cpu_per(cpu, times.len())
         );
     }
-    println!("\ncourier / anchor: {:.3}", rates[1] / rates[0]);
+    println!(
+        "\ncourier / anchor: {:.3}; courier / the anchor with courier's read buffer: {:.3}",
+        rates[2] / rates[0],
+        rates[2] / rates[1]
+    );
 }
 
 // ---- redis --------------------------------------------------------------------------------

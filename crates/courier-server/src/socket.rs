@@ -31,7 +31,8 @@ pub(crate) async fn serve_channel(
         .await
         .map_err(|e| Refusal::BadRequest(format!("not a WebSocket handshake: {e}")))?
         .max_message_size(live.max_message_size)
-        .max_frame_size(live.max_message_size);
+        .max_frame_size(live.max_message_size)
+        .read_buffer_size(READ_BUFFER);
     let remote = match endpoint.definition() {
         EndpointDef::Channel(channel) => !matches!(channel.source(), ChannelSource::Implemented(_)),
         _ => {
@@ -183,6 +184,12 @@ struct Upstream {
     allow: courier_layers::allow_headers::AllowHeadersLayer,
 }
 
+/// How many bytes a socket's read takes at most. tungstenite zeroes this much of its buffer
+/// before each read (128 KiB by default), which was a third of a served channel's CPU time
+/// under an echo load of small messages; with 8 KiB the echo served 1.11x the round trips
+/// (BENCHMARKS.md, "WebSocket echo"). A larger message takes a few reads more.
+const READ_BUFFER: usize = 8 * 1024;
+
 /// How long the proxy waits for an announced hello frame before it goes on without it.
 const HELLO_WAIT: Duration = Duration::from_secs(2);
 
@@ -269,9 +276,13 @@ async fn pump(
     far: &mut impl FarEnd,
     stop: &courier_core::CancellationToken,
 ) {
+    // One wait for the whole socket: a fresh one each turn registers and unregisters a waiter
+    // with the token, a lock each time.
+    let stopped = stop.cancelled();
+    tokio::pin!(stopped);
     loop {
         tokio::select! {
-            () = stop.cancelled() => {
+            () = &mut stopped => {
                 let _ = socket.send(going_away()).await;
                 break;
             }
