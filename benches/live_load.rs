@@ -3,7 +3,8 @@
 //! - **fanout**: one topic over SSE to 10,000 subscribers. courier: `Proxy` serving a stream
 //!   whose handler follows the topic (`Hub::follow`); the anchor: a bare axum `Sse` over a tokio
 //!   `broadcast` channel. Each server runs alone in a child process (this binary, started again
-//!   with `--serve`, on a one-worker runtime), whose resident memory is read before and after
+//!   with `--serve`, on a one-worker runtime; both with a keep-alive comment while idle, which
+//!   a real server needs), whose resident memory is read before and after
 //!   the subscribers connect (memory per subscriber). The subscribers are raw connections in
 //!   this process (a one-worker runtime), counting events. A round publishes 100 events (the
 //!   server publishes them on being asked) and ends when every subscriber has all 100: events
@@ -20,8 +21,8 @@
 //!   beside the same publish timed to the member on the publishing instance.
 //!
 //! Run: `cargo bench --bench live_load` (environment: `LIVE_LOAD`, the sections to run, comma
-//! separated, default all; `LIVE_LOAD_SUBSCRIBERS`, default 10000; `LIVE_LOAD_SECONDS`, the echo
-//! load's length, default 10). The fan-out needs as many open files as subscribers plus some:
+//! separated, default all; `LIVE_LOAD_SUBSCRIBERS`, default 10000; `LIVE_LOAD_ROUNDS`, the
+//! fan-out's rounds, default 3; `LIVE_LOAD_SECONDS`, the echo load's length, default 10). The fan-out needs as many open files as subscribers plus some:
 //! `ulimit -n` of 20,000 or more.
 
 use axum::extract::Path;
@@ -99,7 +100,8 @@ fn courier_fanout() -> Router {
     let proxy = Proxy::new()
         .source("bench", api)
         .hub(hub.clone())
-        // No keep-alive comment during a run: every `\n\n` the subscribers count is an event.
+        // Keep-alive comments end in `\n\n` too: the subscribers would count them as events.
+        // Not one comes within a run at the default 15 s (the anchor's too), but be sure.
         .keep_alive(Duration::from_secs(3600))
         .into_router()
         .expect("the proxy builds");
@@ -125,7 +127,8 @@ fn axum_fanout() -> Router {
                     receiver,
                 ))
             });
-            Sse::new(events)
+            // What an axum server writes: a keep-alive comment while idle, as courier's has.
+            Sse::new(events).keep_alive(axum::response::sse::KeepAlive::default())
         }
     };
     let publish: Publish = Arc::new(move |n| {
@@ -328,10 +331,10 @@ async fn subscriber(
     }
 }
 
-fn fanout(subscribers: usize) {
+fn fanout(subscribers: usize, rounds: u64) {
     println!("\n### One topic to {subscribers} SSE subscribers\n");
-    println!("| server | resident at rest | with the subscribers | per subscriber | round | events delivered/s |");
-    println!("|---|---|---|---|---|---|");
+    println!("| server | resident at rest | with the subscribers | per subscriber | round | events delivered/s | server CPU per event |");
+    println!("|---|---|---|---|---|---|---|");
     for (name, kind, target) in [
         ("axum + broadcast (anchor)", "axum-fanout", "/news"),
         (
@@ -373,7 +376,8 @@ fn fanout(subscribers: usize) {
         });
         let with = server.resident_kib();
         let per = (with.saturating_sub(rest) as f64 * 1024.0) / subscribers as f64;
-        for round in 1..=3 {
+        for round in 1..=rounds {
+            let before = server.cpu();
             let elapsed = clients.block_on(async {
                 let target = delivered.load(Ordering::Relaxed) + 100 * subscribers as u64;
                 let start = Instant::now();
@@ -388,12 +392,14 @@ fn fanout(subscribers: usize) {
                 }
                 start.elapsed()
             });
+            let cpu = server.cpu().saturating_sub(before);
             println!(
-                "| {name} | {:.1} MiB | {:.1} MiB | {:.1} KiB | {round} | {:.0} |",
+                "| {name} | {:.1} MiB | {:.1} MiB | {:.1} KiB | {round} | {:.0} | {:.2} µs |",
                 rest as f64 / 1024.0,
                 with as f64 / 1024.0,
                 per / 1024.0,
-                (100 * subscribers) as f64 / elapsed.as_secs_f64()
+                (100 * subscribers) as f64 / elapsed.as_secs_f64(),
+                cpu_per(cpu, 100 * subscribers)
             );
         }
         drop(clients);
@@ -616,7 +622,10 @@ fn main() {
     let sections = std::env::var("LIVE_LOAD").unwrap_or_else(|_| "fanout,echo,redis".to_owned());
     for section in sections.split(',') {
         match section.trim() {
-            "fanout" => fanout(usize::try_from(subscribers).unwrap_or(10_000)),
+            "fanout" => fanout(
+                usize::try_from(subscribers).unwrap_or(10_000),
+                number("LIVE_LOAD_ROUNDS", 3),
+            ),
             "echo" => echo(seconds),
             "redis" => redis(),
             other => eprintln!("no section `{other}`: fanout, echo or redis"),

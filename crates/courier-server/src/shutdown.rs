@@ -2,7 +2,7 @@
 
 use courier_core::CancellationToken;
 use std::future::Future;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 use tokio::sync::Notify;
 
@@ -51,11 +51,13 @@ pub struct Shutdown {
     sockets: Arc<Sockets>,
 }
 
-/// The sockets open now, and a wake-up for whoever waits for the last one to close.
+/// The sockets open now, and a wake-up for whoever waits for the last one to close; whether
+/// the stop has begun, read without the token's lock (every served stream asks, on every poll).
 #[derive(Debug, Default)]
 struct Sockets {
     open: AtomicUsize,
     none_open: Notify,
+    begun: AtomicBool,
 }
 
 /// One open socket; dropping it closes the count.
@@ -72,12 +74,13 @@ impl Drop for Open {
 impl Shutdown {
     /// Ends every stream and closes every socket of the proxy, now and from now on.
     pub fn begin(&self) {
+        self.sockets.begun.store(true, Ordering::Release);
         self.token.cancel();
     }
 
     /// Whether [`Shutdown::begin`] has been called.
     pub fn is_begun(&self) -> bool {
-        self.token.is_cancelled()
+        self.sockets.begun.load(Ordering::Acquire)
     }
 
     /// Resolves once [`Shutdown::begin`] is called: the signal to hand a graceful stop.
