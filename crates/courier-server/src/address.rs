@@ -2,10 +2,10 @@
 //! the wire (`_s`, `_g`, `_m`, `_v`), checked against what the proxy exposes.
 
 use crate::refusal::Refusal;
+use crate::wire::WireQuery;
 use crate::Proxy;
 use courier_core::{ApiDef, ResolvedEndpoint};
 use serde_json::Value;
-use std::collections::HashMap;
 use std::sync::Arc;
 
 /// Streams and channels open with a GET; anything else is refused as the `http` path refuses a
@@ -21,23 +21,25 @@ pub(crate) fn only_get<B>(request: &axum::http::Request<B>, what: &str) -> Resul
 }
 
 /// The source a query names (`address` has checked there is one).
-pub(crate) fn source_of(query: &HashMap<String, String>) -> &str {
-    query.get("_s").map_or("", String::as_str)
+pub(crate) fn source_of(query: &WireQuery) -> &str {
+    query.source()
+}
+
+/// A wire parameter that must be there.
+fn required<'a>(value: &'a Option<String>, name: &str) -> Result<&'a str, Refusal> {
+    value
+        .as_deref()
+        .ok_or_else(|| Refusal::BadRequest(format!("the `{name}` parameter is missing")))
 }
 
 /// The exposed endpoint and the variables a query addresses.
 pub(crate) fn address(
     live: &Proxy,
-    query: &HashMap<String, String>,
+    query: &WireQuery,
 ) -> Result<(ApiDef, Arc<ResolvedEndpoint>, Value), Refusal> {
-    let param = |name: &str| {
-        query
-            .get(name)
-            .ok_or_else(|| Refusal::BadRequest(format!("the `{name}` parameter is missing")))
-    };
-    let source = param("_s")?;
-    let group = param("_g")?;
-    let name = param("_m")?;
+    let source = required(&query.source, "_s")?;
+    let group = required(&query.group, "_g")?;
+    let name = required(&query.name, "_m")?;
     if source.is_empty() {
         return Err(Refusal::BadRequest("`_s` is empty".to_owned()));
     }
@@ -53,7 +55,7 @@ pub(crate) fn address(
             "`_m` is an endpoint's name (no dots), not `{name}`"
         )));
     }
-    let variables = match query.get("_v") {
+    let variables = match &query.variables {
         None => Value::Null,
         Some(text) => serde_json::from_str(text)
             .map_err(|e| Refusal::BadRequest(format!("`_v` is not JSON: {e}")))?,
@@ -62,10 +64,11 @@ pub(crate) fn address(
         .sources
         .get(source)
         .ok_or_else(|| Refusal::NotInRoutes(format!("there is no source `{source}`")))?;
-    let path = format!("{group}.{name}");
     let endpoint = api
         .endpoint_in(group, name)
         .filter(|e| e.is_exposed())
-        .ok_or_else(|| Refusal::NotInRoutes(format!("`{path}` is not exposed by `{source}`")))?;
+        .ok_or_else(|| {
+            Refusal::NotInRoutes(format!("`{group}.{name}` is not exposed by `{source}`"))
+        })?;
     Ok((api.clone(), Arc::clone(endpoint), variables))
 }

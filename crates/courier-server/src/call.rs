@@ -21,7 +21,6 @@ use courier_layers::cache::CacheRule;
 use http::header::{AGE, CACHE_CONTROL, CONTENT_TYPE, SET_COOKIE};
 use http::HeaderName;
 use serde_json::Value;
-use std::collections::HashMap;
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
@@ -71,7 +70,7 @@ fn closure_headers(endpoint: &ResolvedEndpoint, variables: &Variables) -> Vec<He
 
 pub(crate) async fn serve_call(
     State(proxy): State<Arc<Proxy>>,
-    WireQuery(query): WireQuery,
+    query: WireQuery,
     request: Request<AxumBody>,
 ) -> Result<Response, Refusal> {
     let (parts, body) = request.into_parts();
@@ -285,10 +284,10 @@ async fn read_body(proxy: &Proxy, body: AxumBody, limit: usize) -> Result<bytes:
 /// The timeout a proxy caller sent for one call (`_t`, milliseconds): it may shorten the
 /// endpoint's (or the source's) bound on the upstream call, never lengthen it.
 fn sent_timeout(
-    query: &HashMap<String, String>,
+    query: &WireQuery,
     endpoint: &courier_core::ResolvedEndpoint,
 ) -> Result<Option<Duration>, Refusal> {
-    let Some(text) = query.get("_t") else {
+    let Some(text) = &query.timeout else {
         return Ok(None);
     };
     let sent = text

@@ -19,7 +19,7 @@ use std::time::Duration;
 
 pub(crate) async fn serve_channel(
     State(live): State<Arc<Proxy>>,
-    WireQuery(query): WireQuery,
+    query: WireQuery,
     request: axum::http::Request<axum::body::Body>,
 ) -> Result<Response, Refusal> {
     use axum::extract::FromRequestParts;
@@ -42,7 +42,7 @@ pub(crate) async fn serve_channel(
             )))
         }
     };
-    let announced = query.get("_h").is_some_and(|v| v == "1");
+    let announced = query.hello.as_deref() == Some("1");
     if remote {
         let Some(client) = live.clients.get(source_of(&query)).cloned() else {
             return Err(Refusal::NotInRoutes("no such source".to_owned()));

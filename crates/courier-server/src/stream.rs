@@ -22,7 +22,7 @@ const END_EVENT: &str = "courier.end";
 
 pub(crate) async fn serve_stream(
     State(live): State<Arc<Proxy>>,
-    WireQuery(query): WireQuery,
+    query: WireQuery,
     request: axum::http::Request<axum::body::Body>,
 ) -> Result<Response, Refusal> {
     only_get(&request, "a stream")?;

@@ -6,31 +6,65 @@ use crate::refusal::Refusal;
 use axum::extract::FromRequestParts;
 use courier_core::encode::Variables;
 use serde_json::Value;
-use std::collections::HashMap;
 
-/// The parameters of the request's query, each name once. The wire protocol's own parameters
-/// (those starting with `_`) may not repeat: two `_s` or two `_v` would be read one way here and
-/// perhaps another way by whatever logged or cached the request, so the request is refused.
+/// The wire protocol's parameters of the request's query: `_s` (source), `_g` (group path),
+/// `_m` (endpoint name), `_v` (variables, JSON), `_t` (timeout) and `_h` (a hello frame comes).
+/// None may repeat, nor may any other parameter starting with `_`: two `_s` or two `_v` would be
+/// read one way here and perhaps another way by whatever logged or cached the request, so the
+/// request is refused. The page's own parameters (no `_`) are left alone.
+///
+/// Named fields rather than a map: reading them is on every proxied call's path, and a map of
+/// owned names hashed its keys and allocated for each (6,400 instructions of a proxied call's
+/// 87,000 under `valgrind --tool=callgrind`, BENCHMARKS.md, "The proxy hop").
 #[derive(Debug, Default)]
-pub(crate) struct WireQuery(pub(crate) HashMap<String, String>);
+pub(crate) struct WireQuery {
+    pub(crate) source: Option<String>,
+    pub(crate) group: Option<String>,
+    pub(crate) name: Option<String>,
+    pub(crate) variables: Option<String>,
+    pub(crate) timeout: Option<String>,
+    pub(crate) hello: Option<String>,
+}
 
 impl WireQuery {
     /// Parses a query string (`application/x-www-form-urlencoded`, as browsers write it).
     pub(crate) fn parse(query: &str) -> Result<Self, Refusal> {
-        let mut parameters = HashMap::new();
+        let mut wire = Self::default();
+        // Other `_` names the protocol does not use: refused when repeated, as its own are.
+        let mut others: Vec<String> = Vec::new();
         for (name, value) in form_urlencoded::parse(query.as_bytes()) {
-            let repeated = parameters.contains_key(name.as_ref());
-            if repeated && name.starts_with('_') {
-                return Err(Refusal::BadRequest(format!(
-                    "the `{name}` parameter appears more than once"
-                )));
+            let slot = match name.as_ref() {
+                "_s" => &mut wire.source,
+                "_g" => &mut wire.group,
+                "_m" => &mut wire.name,
+                "_v" => &mut wire.variables,
+                "_t" => &mut wire.timeout,
+                "_h" => &mut wire.hello,
+                other if other.starts_with('_') => {
+                    if others.iter().any(|seen| seen == other) {
+                        return Err(repeated(other));
+                    }
+                    others.push(other.to_owned());
+                    continue;
+                }
+                _ => continue,
+            };
+            if slot.is_some() {
+                return Err(repeated(&name));
             }
-            if !repeated {
-                parameters.insert(name.into_owned(), value.into_owned());
-            }
+            *slot = Some(value.into_owned());
         }
-        Ok(Self(parameters))
+        Ok(wire)
     }
+
+    /// The source named (`address` has checked there is one).
+    pub(crate) fn source(&self) -> &str {
+        self.source.as_deref().unwrap_or_default()
+    }
+}
+
+fn repeated(name: &str) -> Refusal {
+    Refusal::BadRequest(format!("the `{name}` parameter appears more than once"))
 }
 
 impl<S: Send + Sync> FromRequestParts<S> for WireQuery {
@@ -115,21 +149,34 @@ mod tests {
 
     #[test]
     fn a_wire_parameter_may_not_repeat() {
+        // A parameter of the page's own may repeat; it is not the proxy's to read.
         let query = WireQuery::parse("_s=demo&_g=users&_m=get&x=1&x=2").unwrap();
-        assert_eq!(query.0["_s"], "demo");
+        assert_eq!(query.source(), "demo");
         assert_eq!(
-            query.0["x"], "1",
-            "the first of a parameter of the page's own"
+            (query.group.as_deref(), query.name.as_deref()),
+            (Some("users"), Some("get"))
         );
-        let refused = WireQuery::parse("_s=demo&_s=admin").unwrap_err();
-        assert!(refused
-            .message()
-            .contains("`_s` parameter appears more than once"));
+        for twice in [
+            "_s=demo&_s=admin",
+            "_v=1&_g=a&_v=2",
+            "_t=5&_t=6",
+            "_x=1&_x=2",
+        ] {
+            let name = &twice[..2];
+            let refused = WireQuery::parse(twice).unwrap_err();
+            assert!(
+                refused
+                    .message()
+                    .contains(&format!("`{name}` parameter appears more than once")),
+                "{twice}: {}",
+                refused.message()
+            );
+        }
         let decoded = WireQuery::parse("_v=%7B%22a%22%3A%22b+c%22%7D&_g=a%2Eb").unwrap();
-        assert_eq!(decoded.0["_v"], r#"{"a":"b c"}"#);
-        assert_eq!(decoded.0["_g"], "a.b");
+        assert_eq!(decoded.variables.as_deref(), Some(r#"{"a":"b c"}"#));
+        assert_eq!(decoded.group.as_deref(), Some("a.b"));
         // Bytes that are not UTF-8 once decoded are replaced, never a panic.
         let lossy = WireQuery::parse("_m=%FF%FE").unwrap();
-        assert_eq!(lossy.0["_m"], "\u{FFFD}\u{FFFD}");
+        assert_eq!(lossy.name.as_deref(), Some("\u{FFFD}\u{FFFD}"));
     }
 }
