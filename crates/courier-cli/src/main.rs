@@ -1,5 +1,5 @@
-//! `courier`: check a `courier.toml` and call its endpoints from the shell; in time also serve
-//! the proxy route and write the routes record from it.
+//! `courier`: check a `courier.toml`, call its endpoints from the shell, serve the proxy route
+//! and write the routes record from it.
 //!
 //! Each subcommand lives in its own module under `commands/`; `cli` holds the argument types,
 //! `report` the output contract shared by every subcommand (exit codes, the stderr JSON of a
@@ -12,6 +12,13 @@ mod report;
 
 use clap::Parser;
 use std::process::ExitCode;
+
+/// mimalloc rather than the system's allocator: a request through `courier serve` allocates and
+/// frees often and from two threads, which glibc's malloc served in a fifth of a proxied read's
+/// instructions (BENCHMARKS.md, "The proxy hop"). A binary's choice: the library leaves its
+/// users' own.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 fn main() -> ExitCode {
     let cli = cli::Cli::parse();

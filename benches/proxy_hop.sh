@@ -1,0 +1,124 @@
+#!/usr/bin/env bash
+# The proxy hop, measured as a process: `courier serve` (release) and nginx, each a reverse proxy
+# of one nginx backend answering a small JSON at /users/N, loaded with wrk at 64 connections,
+# every request another user's (distinct reads: nothing for coalescing to share). For each proxy:
+# requests per second, p50 and p99, and its CPU time per request (user and system, from
+# /proc/PID/stat over the measured 10 s). Then, with `--callgrind`, courier's instructions per
+# request under `valgrind --tool=callgrind` (counted after a warm-up, over 15 s of wrk at 8
+# connections), which do not move with the machine's load.
+#
+#   bash benches/proxy_hop.sh [--callgrind] [ROUNDS]
+#
+# Needs nginx, wrk (and valgrind for --callgrind): apt-get install nginx-light wrk valgrind.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+callgrind=false
+if [ "${1:-}" = "--callgrind" ]; then callgrind=true; shift; fi
+rounds=${1:-2}
+
+cargo build --quiet --release -p courier-cli
+bin=$(pwd)/target/release/courier
+dir=$(mktemp -d)
+trap 'kill $(cat "$dir"/*.pid 2>/dev/null) 2>/dev/null; kill $serve 2>/dev/null; rm -rf "$dir"' EXIT
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+backend=$(free_port); proxy=$(free_port); courier=$(free_port)
+
+cat > "$dir/backend.conf" <<EOF
+worker_processes 1;
+error_log $dir/backend-error.log warn;
+pid $dir/backend.pid;
+events { worker_connections 4096; }
+http {
+    access_log off;
+    client_body_temp_path $dir/b1; proxy_temp_path $dir/b2; fastcgi_temp_path $dir/b3;
+    uwsgi_temp_path $dir/b4; scgi_temp_path $dir/b5;
+    server {
+        listen 127.0.0.1:$backend;
+        location /users/ {
+            default_type application/json;
+            return 200 '{"id":7,"name":"user 7","email":"user7@example.com"}';
+        }
+    }
+}
+EOF
+cat > "$dir/proxy.conf" <<EOF
+worker_processes 1;
+error_log $dir/proxy-error.log warn;
+pid $dir/proxy.pid;
+events { worker_connections 4096; }
+http {
+    access_log off;
+    client_body_temp_path $dir/p1; proxy_temp_path $dir/p2; fastcgi_temp_path $dir/p3;
+    uwsgi_temp_path $dir/p4; scgi_temp_path $dir/p5;
+    upstream backend { server 127.0.0.1:$backend; keepalive 64; }
+    server {
+        listen 127.0.0.1:$proxy;
+        location / { proxy_pass http://backend; proxy_http_version 1.1; proxy_set_header Connection ""; }
+    }
+}
+EOF
+cat > "$dir/courier.toml" <<EOF
+[sources.demo]
+base_url = "http://127.0.0.1:$backend"
+
+[sources.demo.groups.users]
+prefix = "/users"
+expose = true
+
+[sources.demo.groups.users.endpoints.get]
+get = "/:id"
+EOF
+script() {
+  printf 'local n = 0\nrequest = function()\n  n = n %% 100000 + 1\n  return wrk.format(nil, "%s" .. n)\nend\n' "$1" > "$2"
+}
+script "/users/" "$dir/nginx.lua"
+script "/api/request?_s=demo&_g=users&_m=get&_v=" "$dir/courier.lua"
+
+nginx -p "$dir" -c "$dir/backend.conf" -g "daemon on;"
+nginx -p "$dir" -c "$dir/proxy.conf" -g "daemon on;"
+"$bin" serve -c "$dir/courier.toml" -l "127.0.0.1:$courier" > "$dir/serve.log" 2>&1 &
+serve=$!
+sleep 1
+
+ticks() { # CPU clock ticks used so far by the processes given
+  local total=0
+  for pid in "$@"; do total=$((total + $(awk '{print $14 + $15}' "/proc/$pid/stat"))); done
+  echo "$total"
+}
+measure() { # NAME URL SCRIPT PID...
+  local name=$1 url=$2 lua=$3; shift 3
+  wrk -t1 -c64 -d2s -s "$lua" "$url" > /dev/null
+  local before after out requests
+  before=$(ticks "$@")
+  out=$(wrk -t1 -c64 -d10s --latency -s "$lua" "$url")
+  after=$(ticks "$@")
+  requests=$(echo "$out" | awk '/requests in/ {print $1}')
+  printf '| %s | %s | %s | %s | %s µs |\n' "$name" \
+    "$(echo "$out" | awk '/Requests\/sec/ {print $2}')" \
+    "$(echo "$out" | awk '$1 == "50%" {print $2}')" \
+    "$(echo "$out" | awk '$1 == "99%" {print $2}')" \
+    "$(python3 -c "print(round(($after - $before) * 1e6 / $(getconf CLK_TCK) / $requests, 1))")"
+}
+nginx_worker=$(pgrep -P "$(cat "$dir/proxy.pid")")
+echo "| proxy | requests/s | p50 | p99 | its CPU per request |"
+echo "|---|---|---|---|---|"
+for _ in $(seq "$rounds"); do
+  measure "nginx" "http://127.0.0.1:$proxy" "$dir/nginx.lua" "$nginx_worker"
+  measure "courier serve" "http://127.0.0.1:$courier" "$dir/courier.lua" "$serve"
+done
+
+if $callgrind; then
+  kill "$serve"; wait "$serve" 2>/dev/null || true
+  valgrind --tool=callgrind --callgrind-out-file="$dir/cg" \
+    "$bin" serve -c "$dir/courier.toml" -l "127.0.0.1:$courier" > "$dir/vg.log" 2>&1 &
+  serve=$!
+  sleep 6
+  wrk -t1 -c8 -d4s -s "$dir/courier.lua" "http://127.0.0.1:$courier" > /dev/null
+  callgrind_control -z "$serve" > /dev/null
+  requests=$(wrk -t1 -c8 -d15s -s "$dir/courier.lua" "http://127.0.0.1:$courier" | awk '/requests in/ {print $1}')
+  callgrind_control -d "$serve" > /dev/null
+  sleep 1
+  instructions=$(callgrind_annotate "$dir/cg.1" 2>/dev/null | awk '/PROGRAM TOTALS/ {gsub(",", "", $1); print $1}')
+  echo
+  echo "courier serve under callgrind: $requests requests, $((instructions / requests)) instructions each"
+fi
