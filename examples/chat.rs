@@ -149,14 +149,14 @@ async fn main() -> Result<(), courier::BoxError> {
         return serve(listener, hub).await;
     }
 
-    // The demo: two servers on one bus (in process here; `--redis` shares one across
-    // processes), a member joined on each.
-    let hub = Hub::new(LocalBus::new());
+    // The demo: two servers, each with a hub of its own over one bus (in process here;
+    // `--redis` shares one across processes), a member joined on each.
+    let bus = LocalBus::new();
     let mut servers = Vec::new();
     for _ in 0..2 {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
         servers.push(format!("http://{}", listener.local_addr()?));
-        tokio::spawn(serve(listener, hub.clone()));
+        tokio::spawn(serve(listener, Hub::new(bus.clone())));
     }
     println!("two servers, one room: {} and {}", servers[0], servers[1]);
     let mut ada = join(&servers[0], "lobby", "ada").await?;

@@ -112,8 +112,9 @@ impl RedisBusBuilder {
     ///
     /// # Errors
     ///
-    /// [`RedisBusError`]: a URL that does not parse, or a Redis that cannot be reached (or that
-    /// does not speak RESP3, Redis 6 or later) within the connect timeout. Once connected, a
+    /// [`RedisBusError`], saying why: a URL that does not parse, a Redis that refuses the
+    /// connection or the credentials (a wrong password), one that does not speak RESP3 (Redis 6
+    /// or later), or one that does not answer within the connect timeout. Once connected, a
     /// Redis that goes away is reconnected to in the background.
     pub async fn connect(self) -> Result<RedisBus, RedisBusError> {
         let failed = |why: String| RedisBusError {
@@ -131,6 +132,22 @@ impl RedisBusBuilder {
             .set_protocol(ProtocolVersion::RESP3);
         let client = redis::Client::open(info.set_redis_settings(settings))
             .map_err(|e| failed(e.to_string()))?;
+        // One plain connection first, so that what stops it (refused, a wrong password, a
+        // Redis without RESP3) is told at once: the connection manager below retries without
+        // end, and would only time out.
+        let probe = tokio::time::timeout(
+            self.connect_timeout,
+            client.get_multiplexed_async_connection(),
+        )
+        .await
+        .map_err(|_| {
+            failed(format!(
+                "no answer within {} ms",
+                self.connect_timeout.as_millis()
+            ))
+        })?
+        .map_err(|e| failed(e.to_string()))?;
+        drop(probe);
         let (inbox, received) = Inbox::new(self.queue);
         let config = ConnectionManagerConfig::new()
             .set_push_sender(inbox)

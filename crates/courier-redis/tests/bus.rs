@@ -236,3 +236,36 @@ async fn a_redis_that_cannot_be_reached_is_an_error_naming_it_without_its_passwo
     let err = RedisBus::connect("not a url").await.unwrap_err();
     assert!(err.to_string().contains("not a url"), "{err}");
 }
+
+#[tokio::test]
+async fn a_wrong_password_or_a_closed_port_is_told_at_once() {
+    let redis = RedisServer::start();
+    redis.command("CONFIG SET requirepass rightpw");
+    let url = redis.url().replace("redis://", "redis://:wrongpw@");
+    let started = Instant::now();
+    let err = RedisBus::connect(url).await.unwrap_err().to_string();
+    assert!(
+        started.elapsed() < Duration::from_secs(2),
+        "{:?}",
+        started.elapsed()
+    );
+    assert!(err.to_ascii_lowercase().contains("pass"), "{err}");
+    assert!(!err.contains("wrongpw"), "{err}");
+
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let started = Instant::now();
+    let err = RedisBus::connect(format!("redis://127.0.0.1:{port}"))
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(
+        started.elapsed() < Duration::from_secs(2),
+        "{:?}",
+        started.elapsed()
+    );
+    assert!(!err.contains("no answer"), "refused, not a timeout: {err}");
+}

@@ -96,8 +96,8 @@ pub(super) fn endpoint(
         // nothing.
         return Err(ConfigurationError::new(
             ErrorCode::ConfigInvalid,
-            "`topic` groups the subscribers of a channel served here (a `room`); another \
-             process's channel is grouped by that process",
+            "`topic` groups the subscribers of a room (a channel served here); this endpoint is \
+             not one, and a remote channel's subscribers are grouped by the process serving it",
         )
         .at(at.key("topic").as_str()));
     }
