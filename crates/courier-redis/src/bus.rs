@@ -135,19 +135,8 @@ impl RedisBusBuilder {
         // One plain connection first, so that what stops it (refused, a wrong password, a
         // Redis without RESP3) is told at once: the connection manager below retries without
         // end, and would only time out.
-        let probe = tokio::time::timeout(
-            self.connect_timeout,
-            client.get_multiplexed_async_connection(),
-        )
-        .await
-        .map_err(|_| {
-            failed(format!(
-                "no answer within {} ms",
-                self.connect_timeout.as_millis()
-            ))
-        })?
-        .map_err(|e| failed(e.to_string()))?;
-        drop(probe);
+        let timeout = self.connect_timeout;
+        drop(within(timeout, client.get_multiplexed_async_connection(), &failed).await?);
         let (inbox, received) = Inbox::new(self.queue);
         let config = ConnectionManagerConfig::new()
             .set_push_sender(inbox)
@@ -157,18 +146,12 @@ impl RedisBusBuilder {
             .set_max_delay(Duration::from_secs(2))
             .set_connection_timeout(Some(self.connect_timeout))
             .set_response_timeout(Some(Duration::from_secs(5)));
-        let connection = tokio::time::timeout(
-            self.connect_timeout,
+        let connection = within(
+            timeout,
             ConnectionManager::new_with_config(client, config),
+            &failed,
         )
-        .await
-        .map_err(|_| {
-            failed(format!(
-                "no answer within {} ms",
-                self.connect_timeout.as_millis()
-            ))
-        })?
-        .map_err(|e| failed(e.to_string()))?;
+        .await?;
 
         let (publishes, publish_queue) = mpsc::channel(self.queue);
         let (wake, woken) = mpsc::channel(1);
@@ -194,6 +177,21 @@ impl RedisBusBuilder {
         ));
         tokio::spawn(worker::hand_on(received, weak));
         Ok(RedisBus { shared })
+    }
+}
+
+/// `work` within `timeout`: its Redis error, or the silence, as the bus's error.
+async fn within<T>(
+    timeout: Duration,
+    work: impl std::future::Future<Output = redis::RedisResult<T>>,
+    failed: &impl Fn(String) -> RedisBusError,
+) -> Result<T, RedisBusError> {
+    match tokio::time::timeout(timeout, work).await {
+        Ok(done) => done.map_err(|e| failed(e.to_string())),
+        Err(_) => Err(failed(format!(
+            "no answer within {} ms",
+            timeout.as_millis()
+        ))),
     }
 }
 
