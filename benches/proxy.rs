@@ -11,12 +11,16 @@
 //! - `nginx`: through nginx as a reverse proxy (`proxy_pass` with an upstream keep-alive pool) in
 //!   front of the same backend.
 //!
-//! Two loads, each with wrk (`wrk -t1 -c64 -d10s --latency`), one target after another, each
+//! Three loads, each with wrk (`wrk -t1 -c64 -d10s --latency`), one target after another, each
 //! after a 2-second warm-up run:
 //!
 //! - **distinct reads** (the headline): every request reads another user (`/users/1`,
 //!   `/users/2`, … by a wrk Lua script), so no two requests in flight are identical and
 //!   coalescing shares nothing: what a proxy in front of many users does;
+//! - **users**: the same distinct reads from 64 signed-in users, each request with the session
+//!   cookie of one of them and a request id of its own, through a source with a session and
+//!   forwarding on (request id, client address, user agent): the session's and forwarding's
+//!   work in the figure (nginx passes the same headers on, and sets `X-Forwarded-For`);
 //! - **one read** (`/users/7` on every request): identical reads in flight, which courier's
 //!   coalescing answers with one upstream call for several requests — work nginx does not skip,
 //!   so this figure flatters courier and is labelled as such.
@@ -29,7 +33,7 @@
 //! them it says so and measures what it can.
 //!
 //! Run: `cargo bench --bench proxy` (environment: `PROXY_BENCH_SECONDS`, default 10;
-//! `PROXY_BENCH_CONNECTIONS`, default 64; `PROXY_BENCH_LOAD`: `distinct`, `same`, or both, the
+//! `PROXY_BENCH_CONNECTIONS`, default 64; `PROXY_BENCH_LOAD`: `distinct`, `users`, `same`, or all three, the
 //! default).
 
 use axum::extract::Path;
@@ -65,6 +69,25 @@ fn backend() -> Router {
 }
 
 fn api(backend: SocketAddr) -> ApiDef {
+    builder(backend).build().expect("a valid definition")
+}
+
+/// The same source with a session (the `sid` cookie) and forwarding (request id, client
+/// address, user agent): what a proxy in front of signed-in users does for every read.
+fn users_api(backend: SocketAddr) -> ApiDef {
+    builder(backend)
+        .session(courier::SessionOptions::new().cookies(["sid"]))
+        .forward(
+            courier::ForwardOptions::new()
+                .request_id(true)
+                .client_address(true)
+                .user_agent(true),
+        )
+        .build()
+        .expect("a valid definition")
+}
+
+fn builder(backend: SocketAddr) -> courier::ApiBuilder {
     ApiDef::builder()
         .base_url(format!("http://{backend}"))
         .group(
@@ -74,8 +97,6 @@ fn api(backend: SocketAddr) -> ApiDef {
                 .expose(true)
                 .endpoint("get", HttpEndpoint::get("/:id")),
         )
-        .build()
-        .expect("a valid definition")
 }
 
 /// nginx in front of `backend`, listening on a free port; stopped when dropped.
@@ -129,6 +150,7 @@ http {{
             proxy_pass http://backend;
             proxy_http_version 1.1;
             proxy_set_header Connection "";
+            proxy_set_header X-Forwarded-For $proxy_add_x_forwarded_for;
         }}
     }}
 }}
@@ -181,6 +203,21 @@ fn distinct_script(dir: &std::path::Path, name: &str, template: &str) -> Option<
          return wrk.format(nil, \"{before}\" .. n .. \"{after}\")\nend\n"
     );
     let path = dir.join(format!("{}.lua", name.replace(' ', "-")));
+    std::fs::write(&path, script).ok()?;
+    Some(path.to_str()?.to_owned())
+}
+
+/// A wrk script of distinct reads (as [`distinct_script`]) from 64 users: each request carries
+/// the session cookie of user `n % 64` and a request id of its own.
+fn users_script(dir: &std::path::Path, name: &str, template: &str) -> Option<String> {
+    let (before, after) = template.split_once("{id}")?;
+    let script = format!(
+        "local n = 0\nrequest = function()\n  n = n % 100000 + 1\n  \
+         local headers = {{ [\"Cookie\"] = \"sid=session-\" .. (n % 64), \
+         [\"X-Request-Id\"] = \"req-\" .. n }}\n  \
+         return wrk.format(nil, \"{before}\" .. n .. \"{after}\", headers)\nend\n"
+    );
+    let path = dir.join(format!("{}-users.lua", name.replace(' ', "-")));
     std::fs::write(&path, script).ok()?;
     Some(path.to_str()?.to_owned())
 }
@@ -238,6 +275,7 @@ fn main() {
         &proxy_runtime,
         Proxy::new()
             .source("demo", api(backend_addr))
+            .source("users", users_api(backend_addr))
             .into_router()
             .expect("the proxy"),
     );
@@ -245,7 +283,9 @@ fn main() {
     let served_addr = served_runtime.block_on(async {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let addr = listener.local_addr().unwrap();
-        let proxy = Proxy::new().source("demo", api(backend_addr));
+        let proxy = Proxy::new()
+            .source("demo", api(backend_addr))
+            .source("users", users_api(backend_addr));
         tokio::spawn(proxy.serve(listener));
         addr
     });
@@ -279,13 +319,15 @@ fn main() {
     let load = std::env::var("PROXY_BENCH_LOAD").unwrap_or_default();
     let loads: &[&str] = match load.as_str() {
         "distinct" => &["distinct"],
+        "users" => &["users"],
         "same" => &["same"],
-        _ => &["distinct", "same"],
+        _ => &["distinct", "users", "same"],
     };
 
     for &load in loads {
         match load {
             "distinct" => println!("\nDistinct reads: every request another user's (the headline)\n"),
+            "users" => println!("\nDistinct reads from 64 signed-in users: a session cookie each, a request id, forwarding on\n"),
             _ => println!("\nOne read on every request: coalescing shares them (flatters courier; not a comparison)\n"),
         }
         println!("| target | requests/s | p50 | p90 | p99 | errors |");
@@ -295,6 +337,17 @@ fn main() {
                 "distinct" => (
                     base.clone(),
                     Some(distinct_script(scripts.path(), name, template).expect("a wrk script")),
+                ),
+                "users" => (
+                    base.clone(),
+                    Some(
+                        users_script(
+                            scripts.path(),
+                            name,
+                            &template.replace("_s=demo", "_s=users"),
+                        )
+                        .expect("a wrk script"),
+                    ),
                 ),
                 _ => (format!("{base}{}", template.replace("{id}", "7")), None),
             };
