@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# The proxy hop, measured as a process: `courier serve` (release) and nginx, each a reverse proxy
-# of one nginx backend answering a small JSON at /users/N, loaded with wrk at 64 connections,
+# The proxy hop, measured as a process: `courier serve` (release), nginx and a bare hyper-util
+# proxy (benches/bare_hop.rs: hyper's server and pooled client with nothing of courier's), each a
+# reverse proxy of one nginx backend answering a small JSON at /users/N, loaded with wrk at 64 connections,
 # every request another user's (distinct reads: nothing for coalescing to share). For each proxy:
 # requests per second, p50 and p99, and its CPU time per request (user and system, from
 # /proc/PID/stat over the measured 10 s). Then, with `--callgrind`, courier's instructions per
@@ -18,10 +19,11 @@ rounds=${1:-2}
 
 cargo build --quiet --release -p courier-cli
 bin=$(pwd)/target/release/courier
+bare_bin=$(pwd)/$(cargo bench --bench bare_hop --no-run 2>&1 | sed -n 's/.*Executable.*(\(.*\))/\1/p')
 dir=$(mktemp -d)
-trap 'kill $(cat "$dir"/*.pid 2>/dev/null) 2>/dev/null; kill $serve 2>/dev/null; rm -rf "$dir"' EXIT
+trap 'kill $(cat "$dir"/*.pid 2>/dev/null) 2>/dev/null; kill $serve $bare 2>/dev/null; rm -rf "$dir"' EXIT
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
-backend=$(free_port); proxy=$(free_port); courier=$(free_port)
+backend=$(free_port); proxy=$(free_port); courier=$(free_port); hyper=$(free_port)
 
 cat > "$dir/backend.conf" <<EOF
 worker_processes 1;
@@ -78,6 +80,8 @@ nginx -p "$dir" -c "$dir/backend.conf" -g "daemon on;"
 nginx -p "$dir" -c "$dir/proxy.conf" -g "daemon on;"
 "$bin" serve -c "$dir/courier.toml" -l "127.0.0.1:$courier" > "$dir/serve.log" 2>&1 &
 serve=$!
+"$bare_bin" "127.0.0.1:$hyper" "http://127.0.0.1:$backend" > "$dir/bare.log" 2>&1 &
+bare=$!
 sleep 1
 
 ticks() { # CPU clock ticks used so far by the processes given
@@ -105,6 +109,7 @@ echo "|---|---|---|---|---|"
 for _ in $(seq "$rounds"); do
   measure "nginx" "http://127.0.0.1:$proxy" "$dir/nginx.lua" "$nginx_worker"
   measure "courier serve" "http://127.0.0.1:$courier" "$dir/courier.lua" "$serve"
+  measure "bare hyper-util" "http://127.0.0.1:$hyper" "$dir/nginx.lua" "$bare"
 done
 
 if $callgrind; then

@@ -24,7 +24,6 @@ use serde_json::Value;
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
-use tower::{Layer, ServiceExt};
 
 /// The allow-list rules of a call of `endpoint` with `variables`: [`AllowHeadersLayer`] with the
 /// names the source sets itself and those the endpoint's `.via()` closure sets for these
@@ -133,72 +132,62 @@ pub(crate) async fn serve_call(
     };
     let timeout = sent_timeout(&query, &endpoint)?;
 
-    let Some(client) = proxy.clients.get(source_of(&query)).cloned() else {
+    let Some(client) = proxy.clients.get(source_of(&query)) else {
         return Err(Refusal::NotInRoutes("no such source".to_owned()));
     };
-    let allow = allow_layer(&api, &endpoint, &variables);
-    let mut relayed = parts.headers.clone();
-    allow.filter_request(&mut relayed, Some(endpoint.meta()));
-    let served = served_request(&parts).relaying(relayed.keys().cloned());
-    let path = endpoint.path().to_owned();
-    let context = served.clone();
-    // The upstream call, behind the allow-lists: it sees the browser's allowed headers only,
-    // and its answer goes back with the allowed ones only.
-    // The answer's content type says how the source reads it, so that a caller that decodes by
-    // content type (the routes and boundary forms, the browser package) reads what a direct
-    // call reads.
-    let read_as = read_as_content_type(http, api.options());
-    // A cached read's GET answer may be kept by the browser too (see `BrowserCache`).
+    // A cached read's GET answer may be kept by the browser too, `private, max-age=N`
+    // ([`CacheRule::for_browser`]): the browser may keep it as the client's cache does. Only
+    // for GET: a browser keeps no POST answer. With it goes the `Age` of an answer the proxy's
+    // own cache kept, so the browser counts `max-age` from when the answer was fetched.
     let browser_rule = (method == Method::GET)
         .then(|| http.cache_options().map(CacheRule::from_options))
         .flatten();
-    let upstream = tower::service_fn(move |request: Request<Variables>| {
-        let (client, path, served) = (client.clone(), path.clone(), context.clone());
-        let (read_as, upload) = (read_as.clone(), upload.clone());
-        async move {
-            let (parts, variables) = request.into_parts();
-            let mut options = CallOptions::new().context(served);
-            for (name, value) in &parts.headers {
-                options = options.header(name.clone(), value.clone());
-            }
-            if let Some(timeout) = timeout {
-                options = options.timeout(timeout);
-            }
-            let response = match client.pass_through(&path, variables, Some(&options)).await {
-                Ok(upstream) => {
-                    // Read off the upstream's own headers, before the allow-lists drop them.
-                    let keep = browser_rule
-                        .and_then(|rule| rule.for_browser(upstream.status(), upstream.headers()))
-                        .map(|keep| BrowserCache {
-                            control: keep,
-                            age: upstream.headers().get(AGE).cloned(),
-                        });
-                    let mut response = upstream.map(AxumBody::new);
-                    if let Some(keep) = keep {
-                        response.extensions_mut().insert(keep);
-                    }
-                    if response.status().is_success() && !same_reading(&read_as, &response) {
-                        response.headers_mut().insert(CONTENT_TYPE, read_as.clone());
-                    }
-                    response
-                }
-                Err(e) => match upload.take() {
-                    Some(refusal) => refusal.into_response(),
-                    None => failure(&e),
-                },
-            };
-            Ok::<_, std::convert::Infallible>(response)
-        }
-    });
-    let mut request = Request::from_parts(parts, variables);
-    request.extensions_mut().insert(endpoint.meta().clone());
-    let Ok(mut response) = allow.layer(upstream).oneshot(request).await;
-    if let Some(BrowserCache { control, age }) = response.extensions_mut().remove() {
-        response.headers_mut().insert(CACHE_CONTROL, control);
-        if let Some(age) = age {
-            response.headers_mut().insert(AGE, age);
-        }
+    let allow = allow_layer(&api, &endpoint, &variables);
+    let meta = endpoint.meta();
+    // The browser's allowed headers go upstream as the call's own; its whole head, taken rather
+    // than copied, is the call's served context.
+    let mut relayed = parts.headers.clone();
+    allow.filter_request(&mut relayed, Some(meta));
+    let served = served_request(parts).relaying(relayed.keys().cloned());
+    let mut options = CallOptions::new().context(served.clone());
+    for (name, value) in &relayed {
+        options = options.header(name.clone(), value.clone());
     }
+    if let Some(timeout) = timeout {
+        options = options.timeout(timeout);
+    }
+    let response = match client
+        .pass_through(endpoint.path(), variables, Some(&options))
+        .await
+    {
+        Ok(upstream) => {
+            // Read off the upstream's own headers, before the allow-list drops them.
+            let browser_cache = browser_rule
+                .and_then(|rule| rule.for_browser(upstream.status(), upstream.headers()))
+                .map(|control| (control, upstream.headers().get(AGE).cloned()));
+            let mut response = upstream.map(AxumBody::new);
+            // The answer goes back with the allowed headers and the message headers only.
+            allow.filter_response(response.headers_mut(), Some(meta));
+            // The answer's content type says how the source reads it, so that a caller that
+            // decodes by content type (the routes and boundary forms, the browser package)
+            // reads what a direct call reads.
+            let read_as = read_as_content_type(http, api.options());
+            if response.status().is_success() && !same_reading(&read_as, &response) {
+                response.headers_mut().insert(CONTENT_TYPE, read_as);
+            }
+            if let Some((control, age)) = browser_cache {
+                response.headers_mut().insert(CACHE_CONTROL, control);
+                if let Some(age) = age {
+                    response.headers_mut().insert(AGE, age);
+                }
+            }
+            response
+        }
+        Err(e) => match upload.take() {
+            Some(refusal) => refusal.into_response(),
+            None => failure(&e),
+        },
+    };
     Ok(with_served_headers(response, &served))
 }
 
@@ -238,16 +227,6 @@ fn same_reading(read_as: &http::HeaderValue, response: &Response) -> bool {
         (Ok(read_as), Some(own)) if json(read_as) => json(own),
         _ => false,
     }
-}
-
-/// The `Cache-Control` a cached read's GET answer carries to the browser, `private, max-age=N`
-/// ([`CacheRule::for_browser`]): the browser may keep it as the client's cache does. Only for GET:
-/// a browser keeps no POST answer. With it goes the `Age` of an answer the proxy's own cache
-/// kept, so the browser counts `max-age` from when the answer was fetched, not from now.
-#[derive(Clone)]
-struct BrowserCache {
-    control: http::HeaderValue,
-    age: Option<http::HeaderValue>,
 }
 
 /// A POST's whole body, within the proxy's limits: a declared `content-length` over the body
@@ -303,12 +282,12 @@ fn sent_timeout(
 }
 
 /// The browser's request as the served context of the upstream call.
-pub(crate) fn served_request(parts: &http::request::Parts) -> ServedRequest {
+pub(crate) fn served_request(parts: http::request::Parts) -> ServedRequest {
     let peer = parts
         .extensions
         .get::<ConnectInfo<SocketAddr>>()
         .map(|ConnectInfo(addr)| *addr);
-    ServedRequest::new(parts.clone(), peer)
+    ServedRequest::new(parts, peer)
 }
 
 /// The options of a proxied stream or channel: the browser's allow-listed headers and the
@@ -323,7 +302,7 @@ pub(crate) fn upstream_options(
     let allow = allow_layer(api, endpoint, &Variables::Json(variables.clone()));
     let mut headers = parts.headers.clone();
     allow.filter_request(&mut headers, Some(endpoint.meta()));
-    let served = served_request(&parts).relaying(headers.keys().cloned());
+    let served = served_request(parts).relaying(headers.keys().cloned());
     let mut options = CallOptions::new();
     for (name, value) in &headers {
         options = options.header(name.clone(), value.clone());

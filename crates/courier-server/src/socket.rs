@@ -93,7 +93,7 @@ pub(crate) async fn serve_channel(
                     joined.push(name.clone());
                 }
             }
-            let served = call::served_request(&parts).relaying(joined);
+            let served = call::served_request(parts.clone()).relaying(joined);
             let stop = shutdown.token().clone();
             served
                 .scope(run_socket(
@@ -145,7 +145,7 @@ fn check_socket_origin(
         return Ok(());
     }
     courier_layers::session::SessionLayer::new(session.clone())
-        .check_handshake(&call::served_request(parts))
+        .check_handshake(&call::served_request(parts.clone()))
         .map_err(|refused| Refusal::Session {
             code: refused.reason().code(),
             message: refused.to_string(),

@@ -59,7 +59,7 @@ pub(crate) async fn serve_stream(
     let path = endpoint.path().to_owned();
     // The handler produces its events while serving the browser's request: calls it makes
     // carry that user's session and forwarded headers.
-    let served = call::served_request(&parts);
+    let served = call::served_request(parts.clone());
     let events = served.scope_stream(handler.open(request));
     let events = events.scan(false, move |over, item| {
         if *over {

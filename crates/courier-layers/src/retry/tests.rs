@@ -2,6 +2,7 @@ use super::policy::may_retry;
 use super::retry_after::format_http_date;
 use super::*;
 use bytes::Bytes;
+use courier_core::context::ServedRequest;
 use courier_core::{Backoff, Body, BoxError, EndpointMeta, Kind, RetrySetting};
 use http::header::RETRY_AFTER;
 use http::{HeaderMap, Method, Uri};
@@ -40,6 +41,8 @@ struct Seen {
     endpoint: Option<String>,
     timeout: Option<Duration>,
     marker: Option<Marker>,
+    /// The served request's path, when the attempt carried one.
+    served: Option<String>,
 }
 
 /// A scripted upstream: attempt `n` gets the script's `n`th outcome, or its last once the
@@ -109,6 +112,10 @@ impl Service<Request<Body>> for Upstream {
                         .get::<EndpointMeta>()
                         .and_then(EndpointMeta::get_timeout),
                     marker: parts.extensions.get::<Marker>().cloned(),
+                    served: parts
+                        .extensions
+                        .get::<ServedRequest>()
+                        .map(|served| served.parts().uri.path().to_owned()),
                 });
                 seen.len()
             };
@@ -618,6 +625,30 @@ async fn a_request_with_only_its_meta_keeps_it_on_every_attempt() {
         assert_eq!(attempt.timeout, Some(Duration::from_secs(3)));
         assert_eq!(attempt.marker, None);
         assert_eq!(attempt.body, "payload");
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_served_call_keeps_its_meta_and_served_request_on_every_attempt() {
+    let upstream = Upstream::new([Outcome::Fail, Outcome::Status(503), Outcome::Status(200)]);
+    let (parts, ()) = Request::get("/api/request").body(()).unwrap().into_parts();
+    let mut request = request(
+        Method::GET,
+        Some(EndpointMeta::new("users.get", Kind::Query)),
+    );
+    request
+        .extensions_mut()
+        .insert(ServedRequest::new(parts, None));
+    assert_eq!(request.extensions().len(), 2);
+    let response = send(&RetryLayer::default(), &upstream, request).await;
+    assert_eq!(response.status(), 200);
+
+    let seen = upstream.seen();
+    assert_eq!(seen.len(), 3);
+    for attempt in &seen {
+        assert_eq!(attempt.endpoint.as_deref(), Some("users.get"));
+        assert_eq!(attempt.served.as_deref(), Some("/api/request"));
+        assert_eq!(attempt.marker, None);
     }
 }
 
