@@ -452,27 +452,13 @@ impl Client {
         variables: Variables,
         options: Option<&CallOptions>,
     ) -> Result<HttpResponse<R>, Error> {
-        // Without path options to resolve (which may be async) the request is built at once.
-        let mut request = if endpoint.path_options().is_empty() {
-            self.build(endpoint, variables, &Map::new(), options)?
-        } else {
-            self.request(endpoint, variables, options).await?
-        };
+        let mut request = self.request(endpoint, variables, options).await?;
         let head = request.method() == Method::HEAD;
         let meta = endpoint.meta().with_call(options);
         let timeout = meta.get_timeout();
         request.extensions_mut().insert(meta);
         crate::progress::watch_upload(&mut request, options);
-        // Readied and called here rather than through `oneshot`, which would move the request
-        // and the stack into a future of its own first.
-        let mut service = self.service_for(endpoint, options)?;
-        let call = service
-            .ready()
-            .await
-            .map_err(Error::from_stack)?
-            .call(request);
-        drop(service);
-        let response = call.await.map_err(Error::from_stack)?;
+        let response = self.down_the_stack(endpoint, options, request).await?;
         let api = &self.inner.api;
         read::response(api, endpoint, response, head, timeout, ReadAs::Definition).await
     }
@@ -491,6 +477,10 @@ impl Client {
         variables: Variables,
         options: Option<&CallOptions>,
     ) -> Result<Request<Body>, Error> {
+        // Without path options to resolve (which may be async) the request is built at once.
+        if endpoint.path_options().is_empty() {
+            return self.build(endpoint, variables, &Map::new(), options);
+        }
         let served = options
             .and_then(CallOptions::get_context)
             .cloned()
@@ -565,8 +555,25 @@ impl Client {
         request
             .extensions_mut()
             .insert(endpoint.meta().with_call(options));
-        let service = self.service_for(endpoint, options)?;
-        service.oneshot(request).await.map_err(Error::from_stack)
+        self.down_the_stack(endpoint, options, request).await
+    }
+
+    /// Sends `request` down `endpoint`'s stack, readied and called here rather than through
+    /// `oneshot`, which would move the request and the stack into a future of their own first.
+    async fn down_the_stack(
+        &self,
+        endpoint: &ResolvedEndpoint,
+        options: Option<&CallOptions>,
+        request: Request<Body>,
+    ) -> Result<Response<Body>, Error> {
+        let mut service = self.service_for(endpoint, options)?;
+        let call = service
+            .ready()
+            .await
+            .map_err(Error::from_stack)?
+            .call(request);
+        drop(service);
+        call.await.map_err(Error::from_stack)
     }
 
     /// Calls the endpoint at `path` and hands back the upstream response as it came — status,
