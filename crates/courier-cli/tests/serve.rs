@@ -39,6 +39,61 @@ async fn serves_the_files_sources_and_stops_on_sigterm() {
     assert_eq!(status.code(), Some(0));
 }
 
+#[tokio::test]
+async fn an_unreachable_upstream_is_a_502_to_the_browser_and_a_log_line_with_its_address() {
+    // A port that was just bound and released: nothing listens there.
+    let down = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let config = users_config(&dir, down, "");
+    let (mut child, addr) = spawn_serve(&config, &[]).await;
+
+    let (tcp, head) = open(
+        &addr,
+        "GET /api/request?_s=demo&_g=users&_m=get&_v=7 HTTP/1.1\r\nhost: app\r\nconnection: close\r\n\r\n",
+        "\r\n\r\n",
+    )
+    .await;
+    let answer = head + &rest_of(tcp).await;
+    assert!(answer.starts_with("HTTP/1.1 502"), "{answer}");
+    let body: Value = serde_json::from_str(answer.split("\r\n\r\n").nth(1).unwrap()).unwrap();
+    assert_eq!(body["error"]["code"], "UPSTREAM_UNREACHABLE");
+    let message = body["error"]["message"].as_str().unwrap();
+    assert!(
+        message.starts_with("`users.get`: network error (connect): "),
+        "{message}"
+    );
+    assert!(!message.contains(&down.port().to_string()), "{message}");
+
+    sigterm(&child);
+    let out = tokio::time::timeout(Duration::from_secs(30), async {
+        let mut stderr = String::new();
+        child
+            .stderr
+            .take()
+            .unwrap()
+            .read_to_string(&mut stderr)
+            .await
+            .unwrap();
+        stderr
+    })
+    .await
+    .expect("courier stops within 30 s");
+    let line = out
+        .lines()
+        .find(|line| line.contains("ERROR"))
+        .unwrap_or_else(|| panic!("no error logged: {out}"));
+    assert!(line.contains("status=502"), "{line}");
+    assert!(
+        line.contains(&format!(
+            "GET http://{down}/users/7: network error (connect)"
+        )),
+        "{line}"
+    );
+}
+
 #[test]
 fn a_bad_address_is_a_configuration_error() {
     let dir = tempfile::tempdir().unwrap();

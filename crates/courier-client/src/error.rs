@@ -6,7 +6,7 @@ use courier_core::{BoxError, ConfigurationError, RequestError};
 use courier_layers::cancel_previous::error::Cancelled;
 use courier_layers::session::error::SessionRefused;
 use courier_layers::timeout::error::Elapsed;
-use http::{HeaderMap, StatusCode};
+use http::{HeaderMap, Method, StatusCode, Uri};
 use serde_json::Value;
 use std::fmt;
 
@@ -107,6 +107,15 @@ impl Refused {
 /// Why a call failed. Nothing here is lost: the underlying error is kept as the
 /// [`source`](std::error::Error::source).
 ///
+/// Its message names the endpoint, the request's method and address when one was sent (without
+/// the query, which may carry a key: [`url`](Error::url) has it whole), what went wrong, and its
+/// cause — for a network failure or a timeout the innermost one, once, the transport's links
+/// between staying on the `source` chain:
+///
+/// ```text
+/// `todos.get`: GET http://127.0.0.1:9/todos/7: network error (connect): Connection refused (os error 111)
+/// ```
+///
 /// Like reqwest's and hyper-util's errors, it is one type with predicates:
 ///
 /// | predicate | the call failed because | [`status_code`](Error::status_code) |
@@ -126,6 +135,8 @@ pub struct Error {
 struct Inner {
     kind: Kind,
     endpoint: Option<String>,
+    /// The method and address of the request sent, once it was built.
+    request: Option<(Method, Uri)>,
     source: Option<BoxError>,
 }
 
@@ -156,6 +167,7 @@ impl Error {
             inner: Box::new(Inner {
                 kind,
                 endpoint: None,
+                request: None,
                 source,
             }),
         }
@@ -252,9 +264,49 @@ impl Error {
         self
     }
 
+    /// Notes the request the call sent: its method and address, which the message names.
+    pub(crate) fn with_request(mut self, method: Method, uri: Uri) -> Self {
+        self.inner.request = Some((method, uri));
+        self
+    }
+
     /// The dotted path of the endpoint called, when known.
     pub fn endpoint(&self) -> Option<&str> {
         self.inner.endpoint.as_deref()
+    }
+
+    /// The method of the request the call sent, when it got as far as sending one.
+    pub fn method(&self) -> Option<&Method> {
+        self.inner.request.as_ref().map(|(method, _)| method)
+    }
+
+    /// The address the call sent its request to, query included, when it got as far as sending
+    /// one. The error's message names it without the query, which may carry a secret.
+    pub fn url(&self) -> Option<&Uri> {
+        self.inner.request.as_ref().map(|(_, uri)| uri)
+    }
+
+    /// The error without the request's address, for a message that leaves this process (a
+    /// proxy's answer to a browser should not tell the upstream's host); as reqwest's
+    /// `Error::without_url`.
+    #[must_use]
+    pub fn without_url(mut self) -> Self {
+        self.inner.request = None;
+        self
+    }
+
+    /// The innermost cause, whose words say what happened ("Connection refused (os error 111)"),
+    /// where the links above it wrap it ("client error (Connect)").
+    fn root_cause(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        let mut cause: &(dyn std::error::Error + 'static) = self.inner.source.as_deref()?;
+        // Real chains are under ten links; the bound only guards against a cycle.
+        for _ in 0..32 {
+            match cause.source() {
+                Some(next) => cause = next,
+                None => break,
+            }
+        }
+        Some(cause)
     }
 
     /// The status as the spec counts it: the response's for an HTTP or decode error, `0` when no
@@ -381,6 +433,10 @@ impl fmt::Debug for Error {
         if let Some(endpoint) = &self.inner.endpoint {
             d.field("endpoint", endpoint);
         }
+        if let Some((method, uri)) = &self.inner.request {
+            d.field("method", method);
+            d.field("url", uri);
+        }
         if let Some(source) = &self.inner.source {
             d.field("source", source);
         }
@@ -392,6 +448,14 @@ impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         if let Some(endpoint) = &self.inner.endpoint {
             write!(f, "`{endpoint}`: ")?;
+        }
+        if let Some((method, uri)) = &self.inner.request {
+            // The address without its query: a query may carry a key or a sensitive variable.
+            write!(f, "{method} ")?;
+            if let (Some(scheme), Some(authority)) = (uri.scheme(), uri.authority()) {
+                write!(f, "{scheme}://{authority}")?;
+            }
+            write!(f, "{}: ", uri.path())?;
         }
         match &self.inner.kind {
             Kind::Http(e) => write!(f, "HTTP status {}", e.status)?,
@@ -411,8 +475,15 @@ impl fmt::Display for Error {
                 close.code, close.reason
             )?,
         }
-        if let Some(source) = &self.inner.source {
-            write!(f, ": {source}")?;
+        // A transport's chain wraps its cause in links that say little ("client error
+        // (Connect)", "tcp connect error"): the innermost cause is told, once, and `source()`
+        // still walks them all. Other sources say what they add themselves.
+        let cause = match self.inner.kind {
+            Kind::Network(_) | Kind::Timeout => self.root_cause(),
+            _ => self.inner.source.as_deref().map(|e| e as _),
+        };
+        if let Some(cause) = cause {
+            write!(f, ": {cause}")?;
         }
         Ok(())
     }

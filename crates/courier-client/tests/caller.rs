@@ -348,6 +348,61 @@ async fn network_failures_are_status_zero_with_their_cause() {
         std::error::Error::source(&err).is_some(),
         "the cause is kept"
     );
+    // The message names the endpoint, the method and the address tried, and the root cause
+    // once; the links between stay on the `source` chain.
+    assert_eq!(err.method(), Some(&http::Method::GET));
+    assert_eq!(
+        err.url().map(ToString::to_string),
+        Some(format!("http://{addr}/users/1"))
+    );
+    let message = err.to_string();
+    assert!(
+        message.starts_with(&format!(
+            "`users.get`: GET http://{addr}/users/1: network error (connect): "
+        )),
+        "{message}"
+    );
+    let root = std::iter::successors(
+        std::error::Error::source(&err),
+        |e: &&(dyn std::error::Error + 'static)| e.source(),
+    )
+    .last()
+    .unwrap()
+    .to_string();
+    assert!(message.ends_with(&format!(": {root}")), "{message}");
+    assert_eq!(message.matches(&root).count(), 1, "{message}");
+    assert!(root.to_lowercase().contains("connection refused"), "{root}");
+    // A message for outside the process leaves the upstream's address out.
+    let outside = err.without_url().to_string();
+    assert!(!outside.contains(&addr.to_string()), "{outside}");
+    assert!(outside.starts_with("`users.get`: network error (connect): "));
+}
+
+#[tokio::test]
+async fn an_error_message_leaves_the_query_out_of_the_address() {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    drop(listener);
+    let api = ApiDef::builder()
+        .base_url(format!("http://{addr}"))
+        .group(
+            "search",
+            GroupDef::new().endpoint("find", HttpEndpoint::get("/find")),
+        )
+        .build()
+        .unwrap();
+    let err = Client::new(api)
+        .unwrap()
+        .call("search.find", json!({ "api_key": "s3cret", "q": "x" }))
+        .await
+        .unwrap_err();
+    assert!(err.url().unwrap().query().unwrap().contains("s3cret"));
+    let message = err.to_string();
+    assert!(
+        message.contains(&format!("GET http://{addr}/find: ")),
+        "{message}"
+    );
+    assert!(!message.contains("s3cret"), "{message}");
 }
 
 #[tokio::test]

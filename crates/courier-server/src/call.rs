@@ -161,6 +161,13 @@ pub(crate) async fn serve_call(
         .await
     {
         Ok(upstream) => {
+            if upstream.status().is_server_error() {
+                tracing::warn!(
+                    endpoint = endpoint.path(),
+                    status = upstream.status().as_u16(),
+                    "the upstream answered with a server error"
+                );
+            }
             // Read off the upstream's own headers, before the allow-list drops them.
             let browser_cache = browser_rule
                 .and_then(|rule| rule.for_browser(upstream.status(), upstream.headers()))
@@ -185,7 +192,7 @@ pub(crate) async fn serve_call(
         }
         Err(e) => match upload.take() {
             Some(refusal) => refusal.into_response(),
-            None => failure(&e),
+            None => failure(e),
         },
     };
     Ok(with_served_headers(response, &served))
@@ -338,15 +345,26 @@ fn with_served_headers(mut response: Response, served: &ServedRequest) -> Respon
 /// The refusal for a call that failed before an upstream response came: a layer's own
 /// (cancelled by a newer call, the session's checks), from its typed cause; else the upstream's
 /// silence (502), its timeout (504), or variables the endpoint cannot use (400).
-pub(crate) fn failure(error: &Error) -> Response {
+///
+/// A 502 or 504 is logged (`tracing`, at `error`) with the upstream's address; the browser's
+/// answer names the endpoint and the cause but not the upstream's host.
+pub(crate) fn failure(error: Error) -> Response {
     if let Some(refused) = error.refused() {
         return Refusal::Layer(refused).into_response();
     }
-    let message = error.to_string();
-    if error.is_timeout() {
+    if error.is_configuration() {
+        return Refusal::BadRequest(error.to_string()).into_response();
+    }
+    let timeout = error.is_timeout();
+    tracing::error!(
+        endpoint = error.endpoint().unwrap_or_default(),
+        status = if timeout { 504 } else { 502 },
+        error = %error,
+        "the proxy answered without the upstream's response"
+    );
+    let message = error.without_url().to_string();
+    if timeout {
         Refusal::UpstreamTimeout(message)
-    } else if error.is_configuration() {
-        Refusal::BadRequest(message)
     } else {
         Refusal::UpstreamUnreachable(message)
     }

@@ -253,6 +253,6 @@ async fn proxy_stream(
             });
             call::respond(upstream, &served, &allow, endpoint.meta())
         }
-        Err(e) => call::failure(&e),
+        Err(e) => call::failure(e),
     }
 }

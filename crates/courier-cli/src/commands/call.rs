@@ -297,7 +297,7 @@ fn failed(err: &Error) -> ExitCode {
         return report::http_error(http);
     }
     if err.is_decode() {
-        return report::decode_error(err.status_code(), &described(err));
+        return report::decode_error(err.status_code(), &err.to_string());
     }
     if err.is_configuration() {
         return report::configuration_error(&configuration(err));
@@ -313,25 +313,7 @@ fn failed(err: &Error) -> ExitCode {
     } else {
         err.network().map_or("other", |kind| kind.as_str())
     };
-    report::no_response(kind, &described(err))
-}
-
-/// The error's `Display` followed by each cause in its chain that the text does not already
-/// hold: hyper-util's "client error (Connect)" says little without "Connection refused".
-fn described(err: &Error) -> String {
-    let mut text = err.to_string();
-    let mut cause = std::error::Error::source(err);
-    // Real chains are under ten links; the bound only guards against a cycle.
-    for _ in 0..32 {
-        let Some(e) = cause else { break };
-        let line = e.to_string();
-        if !text.contains(&line) {
-            text.push_str(": ");
-            text.push_str(&line);
-        }
-        cause = e.source();
-    }
-    text
+    report::no_response(kind, &err.to_string())
 }
 
 /// The client's configuration error; when it carries none (the request or a transport could

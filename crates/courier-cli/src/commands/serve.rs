@@ -21,6 +21,11 @@
 //! up to `--grace-ms` (10 s by default; what is still running then is cut off), and exits 0. A
 //! file that does not load, a source whose client cannot be built, and an address that cannot
 //! be bound are configuration errors (exit 2).
+//!
+//! It logs to stderr (`tracing`'s text format) at the level `COURIER_LOG` names (`error`,
+//! `warn`, `info`, `debug`, `trace`; `warn` by default): at `warn` and above, each answer the
+//! proxy gave without the upstream's response (502, 504: the endpoint, the upstream's address
+//! and the cause) and each server error an upstream answered.
 
 use crate::report;
 use clap::Args;
@@ -82,6 +87,7 @@ pub(crate) struct ServeArgs {
 
 /// Serves until a shutdown signal.
 pub(crate) fn run(args: &ServeArgs) -> ExitCode {
+    log_to_stderr();
     let config = match Config::from_path(&args.config) {
         Ok(config) => config,
         Err(err) => return report::configuration_error(&err),
@@ -220,4 +226,16 @@ async fn shutdown() {
         () = interrupt => {},
         () = terminate => {},
     }
+}
+
+/// Logs to stderr at the level `COURIER_LOG` names, `warn` when unset or not a level.
+fn log_to_stderr() {
+    let level = std::env::var("COURIER_LOG")
+        .ok()
+        .and_then(|level| level.trim().parse().ok())
+        .unwrap_or(tracing::Level::WARN);
+    let _ = tracing_subscriber::fmt()
+        .with_max_level(level)
+        .with_writer(std::io::stderr)
+        .try_init();
 }

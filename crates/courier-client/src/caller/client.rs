@@ -567,13 +567,12 @@ impl Client {
         request: Request<Body>,
     ) -> Result<Response<Body>, Error> {
         let mut service = self.service_for(endpoint, options)?;
-        let call = service
-            .ready()
-            .await
-            .map_err(Error::from_stack)?
-            .call(request);
+        // Named by the error of a call that failed, with the endpoint.
+        let sent = (request.method().clone(), request.uri().clone());
+        let failed = |e| Error::from_stack(e).with_request(sent.0.clone(), sent.1.clone());
+        let call = service.ready().await.map_err(failed)?.call(request);
         drop(service);
-        call.await.map_err(Error::from_stack)
+        call.await.map_err(failed)
     }
 
     /// Calls the endpoint at `path` and hands back the upstream response as it came — status,
