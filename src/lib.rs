@@ -58,7 +58,7 @@
 //! | [`Transport`], [`TransportCache`], [`TransportError`], [`TransportOptions`], [`Dispatcher`], [`ClientIdentity`], [`Fetch`], [`Middleware`], [`HttpService`], [`BodyService`], [`Body`], [`BoxError`], [`EndpointMeta`] | the transport and the stack a call goes down |
 //! | [`typed`], `#[derive(Group)]`, `#[derive(Api)]`, `#[derive(TypeScript)]`, [`Api`](struct@Api) | the typed face |
 //! | [`layers`], [`server`], [`proxy`], [`sse`], [`ws`] | the layers, the proxy route, the proxy caller, streams, channels |
-//! | [`config`], [`context`], [`encode`], [`headers`], [`live`], [`routes`] | the config file, the served request, variable encoding, headers that never cross, the hub, the routes record |
+//! | [`config`], [`context`], [`encode`], [`headers`], [`live`], [`routes`], [`suggest`] | the config file, the served request, variable encoding, headers that never cross, the hub, the routes record, "did you mean" |
 //!
 //! # Features
 //!
@@ -105,7 +105,7 @@ pub use courier_core::{
     StreamSource, Topic, Via, WireCall,
 };
 
-pub use courier_core::{config, context, encode, headers, typed};
+pub use courier_core::{config, context, encode, headers, suggest, typed};
 
 #[cfg(feature = "client")]
 #[doc(inline)]

@@ -403,7 +403,7 @@ async fn variables_from_stdin() {
         Some("{\"name\": "),
     )
     .await;
-    let report = run.configuration("CONFIG_INVALID");
+    let report = run.configuration("INVALID_VARIABLES");
     assert!(message(&report).contains("from stdin"), "{report}");
     assert_eq!(seen.all().len(), 1, "nothing was sent");
 }
@@ -528,7 +528,7 @@ async fn variables_that_are_not_json() {
     let (addr, seen) = backend().await;
     let (_dir, file) = config(addr);
     let run = call(&file, &["demo", "users.get", "{id: 7}"]).await;
-    let report = run.configuration("CONFIG_INVALID");
+    let report = run.configuration("INVALID_VARIABLES");
     assert!(message(&report).contains("not valid JSON"), "{report}");
     assert!(message(&report).contains("line 1 column 2"), "{report}");
     assert!(seen.all().is_empty());
@@ -539,11 +539,18 @@ async fn an_unknown_endpoint() {
     let (addr, _seen) = backend().await;
     let (_dir, file) = config(addr);
     let run = call(&file, &["demo", "users.nope"]).await;
-    let report = run.configuration("ENDPOINT_NOT_IN_ROUTES");
+    let report = run.configuration("UNKNOWN_ENDPOINT");
     assert!(message(&report).contains("`users.nope`"), "{report}");
     assert!(
         message(&report).contains("health.boom, health.garbled, health.slow, users.create"),
         "the known endpoints are listed: {report}"
+    );
+    // A near miss is named.
+    let run = call(&file, &["demo", "users.gte", "7"]).await;
+    let report = run.configuration("UNKNOWN_ENDPOINT");
+    assert!(
+        message(&report).contains("did you mean `users.get`?"),
+        "{report}"
     );
 }
 
@@ -552,10 +559,17 @@ async fn an_unknown_source() {
     let (addr, _seen) = backend().await;
     let (_dir, file) = config(addr);
     let run = call(&file, &["nope", "users.get", "7"]).await;
-    let report = run.configuration("CONFIG_INVALID");
+    let report = run.configuration("UNKNOWN_SOURCE");
     assert!(message(&report).contains("no source `nope`"), "{report}");
     assert!(
         message(&report).ends_with("its sources: demo, down"),
+        "{report}"
+    );
+    // The same kind of error as an unknown endpoint, and a near miss is named.
+    let run = call(&file, &["dmeo", "users.get", "7"]).await;
+    let report = run.configuration("UNKNOWN_SOURCE");
+    assert!(
+        message(&report).ends_with("did you mean `demo`? Its sources: demo, down"),
         "{report}"
     );
 }
@@ -565,12 +579,19 @@ async fn a_missing_path_parameter() {
     let (addr, seen) = backend().await;
     let (_dir, file) = config(addr);
     let run = call(&file, &["demo", "users.get", r#"{"fields": "name"}"#]).await;
-    let report = run.configuration("CONFIG_INVALID");
+    let report = run.configuration("INVALID_VARIABLES");
     assert!(message(&report).contains("`users.get`"), "{report}");
-    assert!(message(&report).contains("`id`"), "{report}");
+    assert!(
+        message(&report).contains("no value for path parameter `id`"),
+        "{report}"
+    );
     // And with no variables at all.
     let run = call(&file, &["demo", "users.get"]).await;
-    run.configuration("CONFIG_INVALID");
+    let report = run.configuration("INVALID_VARIABLES");
+    assert!(
+        message(&report).contains("no value for path parameter `id`"),
+        "{report}"
+    );
     assert!(seen.all().is_empty(), "nothing was sent");
 }
 
@@ -632,7 +653,7 @@ async fn a_channel_sends_stdin_lines_and_prints_each_message() {
     );
     // A line that is not JSON is a configuration error, and nothing more is sent.
     let run = courier(&args, Some("{nope\n")).await;
-    run.configuration("CONFIG_INVALID");
+    run.configuration("INVALID_VARIABLES");
 }
 
 #[tokio::test]

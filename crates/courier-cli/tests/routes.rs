@@ -178,5 +178,5 @@ fn an_unknown_source_is_a_configuration_error() {
     let run = courier(&["routes", "-c", &config, "-s", "nope"]);
     assert_eq!(run.code, Some(2));
     let report: Value = serde_json::from_str(run.stderr.trim()).unwrap();
-    assert_eq!(report["code"], "CONFIG_INVALID");
+    assert_eq!(report["code"], "UNKNOWN_SOURCE");
 }

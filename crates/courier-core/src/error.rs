@@ -47,6 +47,13 @@ pub enum ErrorCode {
     /// An allow-list or `forward.headers` names `host` or a hop-by-hop header, which never
     /// crosses the proxy ([`headers`](crate::headers)).
     HeaderNeverCrosses,
+    /// A call names a source the config file does not define (`courier call`).
+    UnknownSource,
+    /// A call names an endpoint its source does not define (`courier call`).
+    UnknownEndpoint,
+    /// A call's variables cannot make its request: not one JSON value, or missing a path
+    /// parameter, or a value no path can hold (`courier call`).
+    InvalidVariables,
 }
 
 impl ErrorCode {
@@ -71,6 +78,9 @@ impl ErrorCode {
             Self::ConfigUnknownKey => "CONFIG_UNKNOWN_KEY",
             Self::ConfigInvalid => "CONFIG_INVALID",
             Self::HeaderNeverCrosses => "HEADER_NEVER_CROSSES",
+            Self::UnknownSource => "UNKNOWN_SOURCE",
+            Self::UnknownEndpoint => "UNKNOWN_ENDPOINT",
+            Self::InvalidVariables => "INVALID_VARIABLES",
         }
     }
 }

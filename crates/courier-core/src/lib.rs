@@ -46,6 +46,7 @@ mod options;
 mod request;
 mod response;
 pub mod routes;
+pub mod suggest;
 mod transport;
 mod tree;
 pub mod typed;

@@ -205,14 +205,14 @@ pub(crate) fn source(
     if let Some(api) = sources.remove(name) {
         return Ok(api);
     }
-    let known = if sources.is_empty() {
-        "it has no sources".to_owned()
-    } else {
-        let names: Vec<&str> = sources.keys().map(String::as_str).collect();
-        format!("its sources: {}", names.join(", "))
+    let names: Vec<&str> = sources.keys().map(String::as_str).collect();
+    let known = match courier_core::suggest::closest(name, names.iter().copied()) {
+        _ if names.is_empty() => "it has no sources".to_owned(),
+        Some(close) => format!("did you mean `{close}`? Its sources: {}", names.join(", ")),
+        None => format!("its sources: {}", names.join(", ")),
     };
     Err(ConfigurationError::new(
-        ErrorCode::ConfigInvalid,
+        ErrorCode::UnknownSource,
         format!("`{}` has no source `{name}`; {known}", file.display()),
     ))
 }
@@ -223,13 +223,16 @@ fn check_endpoint(api: &ApiDef, source: &str, path: &str) -> Result<(), Configur
         return Ok(());
     }
     let paths: Vec<&str> = api.endpoints().iter().map(|e| e.path()).collect();
-    let known = if paths.is_empty() {
-        "it has no endpoints".to_owned()
-    } else {
-        format!("its endpoints: {}", paths.join(", "))
+    let known = match courier_core::suggest::closest(path, paths.iter().copied()) {
+        _ if paths.is_empty() => "it has no endpoints".to_owned(),
+        Some(close) => format!(
+            "did you mean `{close}`? Its endpoints: {}",
+            paths.join(", ")
+        ),
+        None => format!("its endpoints: {}", paths.join(", ")),
     };
     Err(ConfigurationError::new(
-        ErrorCode::EndpointNotInRoutes,
+        ErrorCode::UnknownEndpoint,
         format!("the source `{source}` has no endpoint `{path}`; {known}"),
     )
     .at(path))
@@ -239,7 +242,7 @@ fn read_stdin() -> Result<String, ConfigurationError> {
     let mut text = String::new();
     std::io::stdin().read_to_string(&mut text).map_err(|e| {
         ConfigurationError::new(
-            ErrorCode::ConfigInvalid,
+            ErrorCode::InvalidVariables,
             format!("cannot read the variables from stdin: {e}"),
         )
     })?;
@@ -250,7 +253,7 @@ fn read_stdin() -> Result<String, ConfigurationError> {
 fn parse_variables(text: &str, from: &str) -> Result<Value, ConfigurationError> {
     serde_json::from_str(text).map_err(|e| {
         ConfigurationError::new(
-            ErrorCode::ConfigInvalid,
+            ErrorCode::InvalidVariables,
             format!("the variables from {from} are not valid JSON: {e}"),
         )
     })
@@ -331,7 +334,7 @@ fn configuration(err: &Error) -> ConfigurationError {
             "cannot build the transport",
         )
     } else {
-        (ErrorCode::ConfigInvalid, "cannot build the request")
+        (ErrorCode::InvalidVariables, "cannot build the request")
     };
     let message = match cause {
         Some(cause) => format!("{what}: {cause}"),
@@ -369,10 +372,18 @@ mod tests {
         assert!(check_endpoint(api, "demo", "users.get").is_ok());
         assert!(check_endpoint(api, "demo", "users.room").is_ok());
         let err = check_endpoint(api, "demo", "users").unwrap_err();
-        assert_eq!(err.code(), ErrorCode::EndpointNotInRoutes);
+        assert_eq!(err.code(), ErrorCode::UnknownEndpoint);
+        // A group's path is the start of its endpoints': the nearest is suggested.
+        assert!(
+            err.message().ends_with(
+                "did you mean `users.get`? Its endpoints: users.events, users.get, users.room"
+            ),
+            "{err}"
+        );
+        let err = check_endpoint(api, "demo", "orders.list").unwrap_err();
         assert!(
             err.message()
-                .ends_with("its endpoints: users.events, users.get, users.room"),
+                .ends_with("; its endpoints: users.events, users.get, users.room"),
             "{err}"
         );
     }
@@ -381,7 +392,7 @@ mod tests {
     fn variables_are_one_json_value() {
         assert_eq!(parse_variables(" 7 ", "stdin").unwrap(), json!(7));
         let err = parse_variables("{} {}", "stdin").unwrap_err();
-        assert_eq!(err.code(), ErrorCode::ConfigInvalid);
+        assert_eq!(err.code(), ErrorCode::InvalidVariables);
         assert!(err.message().contains("trailing characters"), "{err}");
     }
 }

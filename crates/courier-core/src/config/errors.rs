@@ -50,9 +50,10 @@ pub(super) fn shape(
                 path = path.key(key);
             }
         }
+        let hint = first_quoted(rest).map_or_else(String::new, |key| hint(key, rest, &path));
         return ConfigurationError::new(
             ErrorCode::ConfigUnknownKey,
-            format!("unknown key{rest}{location}"),
+            format!("unknown key{rest}{location}{hint}"),
         )
         .at(path.as_str());
     }
@@ -65,6 +66,28 @@ pub(super) fn shape(
     };
     ConfigurationError::new(ErrorCode::ConfigInvalid, format!("{message}{location}"))
         .at(path.as_str())
+}
+
+/// What to write instead of the unknown `key`, whose message (serde's, after "unknown field")
+/// is `rest` and whose place is `path`: endpoints put straight under a source go in a group;
+/// else the expected key closest to it, if one is close.
+fn hint(key: &str, rest: &str, path: &KeyPath) -> String {
+    let segments: Vec<&str> = path.as_str().split('.').collect();
+    if key == "endpoints" && segments.len() == 3 && segments[0] == "sources" {
+        return format!(
+            "; endpoints live in a group: `[sources.{}.groups.NAME.endpoints.…]`",
+            segments[1]
+        );
+    }
+    let expected = rest
+        .split_once("expected")
+        .map_or("", |(_, expected)| expected)
+        .split('`')
+        .skip(1)
+        .step_by(2);
+    crate::suggest::closest(key, expected)
+        .map(|name| format!("; did you mean `{name}`?"))
+        .unwrap_or_default()
 }
 
 /// The first `backquoted` word of a serde message: the key it is about.

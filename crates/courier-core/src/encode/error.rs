@@ -155,10 +155,25 @@ impl fmt::Display for PathTemplateError {
                 template,
                 ch,
                 index,
-            } => write!(
-                f,
-                "path template {template:?}: {ch:?} at byte {index} is not allowed in a path"
-            ),
+            } => {
+                write!(
+                    f,
+                    "path template {template:?}: {ch:?} at byte {index} is not allowed in a path"
+                )?;
+                // The axum and OpenAPI way of naming a parameter: say courier's.
+                let braced = template
+                    .get(*index..)
+                    .filter(|_| *ch == '{')
+                    .and_then(|rest| Some(&rest[1..rest.find('}')?]))
+                    .filter(|name| !name.is_empty());
+                match braced {
+                    Some(name) => write!(
+                        f,
+                        "; a path parameter is written `:{name}`, not `{{{name}}}`"
+                    ),
+                    None => Ok(()),
+                }
+            }
             PathTemplateError::BadPercentEncoding { template, index } => write!(
                 f,
                 "path template {template:?}: `%` at byte {index} is not followed by two hex digits"

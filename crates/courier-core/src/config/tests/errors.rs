@@ -19,6 +19,39 @@ fn syntax_errors_give_line_and_column() {
 }
 
 #[test]
+fn an_unknown_key_close_to_an_expected_one_is_named() {
+    let err = fails(
+        &with_endpoint("delete = \"/:id\""),
+        ErrorCode::ConfigUnknownKey,
+        &format!("{ENDPOINT}.delete"),
+    );
+    assert!(err.message().ends_with("; did you mean `del`?"), "{err}");
+    let err = fails(
+        "[sources.demo]\nbase_url = \"http://x\"\n[sources.demo.groups.users]\nexpos = true\n",
+        ErrorCode::ConfigUnknownKey,
+        "sources.demo.groups.users.expos",
+    );
+    assert!(err.message().ends_with("; did you mean `expose`?"), "{err}");
+    // Nothing close: no guess.
+    let err = fails("[zzzzzz]\n", ErrorCode::ConfigUnknownKey, "zzzzzz");
+    assert!(!err.message().contains("did you mean"), "{err}");
+}
+
+#[test]
+fn endpoints_straight_under_a_source_are_told_they_live_in_a_group() {
+    let err = fails(
+        "[sources.demo]\nbase_url = \"http://x\"\n[sources.demo.endpoints.get]\nget = \"/x\"\n",
+        ErrorCode::ConfigUnknownKey,
+        "sources.demo.endpoints",
+    );
+    assert!(
+        err.message()
+            .ends_with("; endpoints live in a group: `[sources.demo.groups.NAME.endpoints.…]`"),
+        "{err}"
+    );
+}
+
+#[test]
 fn unknown_keys_name_their_full_path_and_the_keys_expected() {
     let err = fails(
         &with_endpoint("get = \"\"\ncach = { revalidate = 1 }"),

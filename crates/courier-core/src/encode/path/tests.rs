@@ -85,6 +85,20 @@ fn refuses_query_fragment_space_control_and_non_uri_chars() {
 }
 
 #[test]
+fn a_braced_parameter_is_told_how_courier_writes_it() {
+    let err = PathTemplate::parse("/todos/{id}").unwrap_err().to_string();
+    assert!(
+        err.ends_with("; a path parameter is written `:id`, not `{id}`"),
+        "{err}"
+    );
+    // A lone or empty brace gets no such hint.
+    for template in ["/a{", "/a{}", "/a}"] {
+        let err = PathTemplate::parse(template).unwrap_err().to_string();
+        assert!(!err.contains("written"), "{template:?}: {err}");
+    }
+}
+
+#[test]
 fn refuses_bad_percent_encoding() {
     for template in ["/a%", "/a%2", "/a%zz", "/%g0"] {
         assert!(
