@@ -76,6 +76,8 @@ mod opener;
 mod progress;
 pub mod proxy;
 mod read;
+#[cfg(feature = "axum")]
+mod response;
 pub mod sse;
 mod transport;
 pub mod ws;

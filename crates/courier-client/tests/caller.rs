@@ -639,3 +639,83 @@ async fn a_calls_method_forces_the_verb_and_the_encoding() {
 fn _error_is_send_sync(e: Error) -> Box<dyn std::error::Error + Send + Sync> {
     Box::new(e)
 }
+
+/// A handler that `?`s a call: the browser gets the upstream's error as it came, or the
+/// proxy's code for a call with no response.
+#[tokio::test]
+async fn a_handler_returns_a_failed_call_as_its_response() {
+    use axum::extract::State;
+
+    async fn show(
+        State(client): State<Client>,
+        Path(id): Path<String>,
+    ) -> Result<Json<Value>, Error> {
+        Ok(Json(
+            client.call("users.get", json!({ "id": id })).await?.data,
+        ))
+    }
+    let backend_addr = backend(Arc::default()).await;
+    let down = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap();
+    let app = |upstream: SocketAddr| {
+        Router::new()
+            .route("/show/{id}", get(show))
+            .with_state(Client::new(api(upstream)).unwrap())
+    };
+    let up = courier_test_support::serve(app(backend_addr)).await;
+    let broken = courier_test_support::serve(app(down)).await;
+
+    // The app itself called as a source: what a browser would read.
+    let browser = |addr: SocketAddr| {
+        Client::new(
+            ApiDef::builder()
+                .base_url(format!("http://{addr}"))
+                .group(
+                    "app",
+                    GroupDef::new().endpoint("show", HttpEndpoint::get("/show/:id")),
+                )
+                .build()
+                .unwrap(),
+        )
+        .unwrap()
+    };
+    let ok = browser(up)
+        .call("app.show", json!({ "id": "7" }))
+        .await
+        .unwrap();
+    assert_eq!(ok.data["id"], "7");
+
+    let err = browser(up)
+        .call("app.show", json!({ "id": "404" }))
+        .await
+        .unwrap_err();
+    let http = err.http_error().unwrap();
+    assert_eq!(http.status, 404);
+    assert_eq!(http.data, json!({ "error": "no such user" }));
+
+    let err = browser(up)
+        .call("app.show", json!({ "id": "500" }))
+        .await
+        .unwrap_err();
+    assert_eq!(
+        err.http_error().unwrap().data,
+        json!("boom"),
+        "text stays text"
+    );
+
+    let err = browser(broken)
+        .call("app.show", json!({ "id": "7" }))
+        .await
+        .unwrap_err();
+    let http = err.http_error().unwrap();
+    assert_eq!(http.status, 502);
+    assert_eq!(http.data["error"]["code"], "UPSTREAM_UNREACHABLE");
+    let message = http.data["error"]["message"].as_str().unwrap();
+    assert!(
+        message.starts_with("`users.get`: network error (connect)"),
+        "{message}"
+    );
+    assert!(!message.contains(&down.port().to_string()), "{message}");
+}
