@@ -86,6 +86,13 @@
 //! always carries one of them; a client with neither (curl, another server) is acting for
 //! itself, not being tricked by another site. The CSRF check still applies to it.
 //!
+//! # Issuing the session
+//!
+//! The layer checks a session; a sign-in route starts one. [`issue::SessionCookies`] writes its
+//! `set-cookie` headers from the same [`SessionOptions`]: the session cookies `HttpOnly; Secure;
+//! SameSite=Lax`, and the CSRF cookie with a fresh token, signed for that session when the
+//! options have a key; [`issue::SessionCookies::clear`] writes the sign-out.
+//!
 //! # Compared with tower-http
 //!
 //! tower-http's `SetRequestHeader` sets a header from a fixed value or the request itself; this
@@ -214,6 +221,7 @@ mod cookies;
 pub mod csrf;
 pub mod error;
 pub mod future;
+pub mod issue;
 mod site;
 #[cfg(test)]
 mod tests;

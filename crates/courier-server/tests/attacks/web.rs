@@ -5,7 +5,7 @@
 //! and the signed CSRF token, before anything reaches the upstream or the hub.
 
 use crate::harness::{
-    exchange, good_write_headers, key, pairs, request, site, sockets, still_serves, Site,
+    exchange, good_write_headers, key, pairs, request, site, site_with, sockets, still_serves, Site,
 };
 use std::sync::atomic::Ordering;
 use tokio_tungstenite::tungstenite::client::IntoClientRequest;
@@ -48,6 +48,72 @@ async fn the_pages_own_write_passes() {
             .split("; ")
             .next(),
         Some("sid=victim")
+    );
+}
+
+/// The app's sign-in route: the session of the user named in the path, issued with the proxy's
+/// own session options.
+fn with_sign_in(router: axum::Router) -> axum::Router {
+    use courier_layers::session::issue::{IssueRefused, IssuedSession, SessionCookies};
+    async fn sign_in(
+        axum::extract::Path(user): axum::extract::Path<String>,
+    ) -> Result<(IssuedSession, &'static str), IssueRefused> {
+        let options = courier_core::SessionOptions::new()
+            .cookies(["sid"])
+            .csrf_signed("csrf", "x-csrf", key());
+        Ok((
+            SessionCookies::new(&options).cookie("sid", user).issue()?,
+            "signed in",
+        ))
+    }
+    router.route("/login/{user}", axum::routing::post(sign_in))
+}
+
+/// Signs `user` in and returns the `cookie` header a browser then sends, and the CSRF token.
+async fn signed_in(site: &Site, user: &str) -> (String, String) {
+    let call = request(site, "POST", &format!("/login/{user}"), &[], "");
+    let answer = exchange(site.proxy, &call).await.answer();
+    assert_eq!(answer.status, 200, "{answer:?}");
+    let pairs: Vec<String> = answer
+        .headers
+        .iter()
+        .filter(|(name, _)| name.eq_ignore_ascii_case("set-cookie"))
+        .map(|(_, line)| {
+            assert!(line.contains("; Secure; SameSite=Lax"), "{line}");
+            line.split(';').next().unwrap().to_owned()
+        })
+        .collect();
+    let token = pairs[1].strip_prefix("csrf=").unwrap().to_owned();
+    (pairs.join("; "), token)
+}
+
+#[tokio::test]
+async fn a_session_issued_by_the_apps_sign_in_passes_the_signed_check() {
+    let site = site_with(with_sign_in).await;
+    let (cookie, token) = signed_in(&site, "victim").await;
+    assert!(cookie.starts_with("sid=victim; csrf="), "{cookie}");
+    let origin = format!("http://{}", site.proxy);
+    let page = |cookie: &str, token: &str| {
+        vec![
+            ("origin".to_owned(), origin.clone()),
+            ("cookie".to_owned(), cookie.to_owned()),
+            ("x-csrf".to_owned(), token.to_owned()),
+            ("content-type".to_owned(), "application/json".to_owned()),
+        ]
+    };
+    let answer = write(&site, &pairs(&page(&cookie, &token))).await;
+    assert_eq!(answer.status, 200, "{answer:?}");
+    assert!(site.upstream.ever_saw("forged"));
+
+    // An attacker's own sign-in gives a token for the attacker's session: planted beside the
+    // victim's session cookie (a sibling subdomain can write cookies), it is refused.
+    let (_, theirs) = signed_in(&site, "attacker").await;
+    let planted = format!("sid=victim; csrf={theirs}");
+    let answer = write(&site, &pairs(&page(&planted, &theirs))).await;
+    assert_eq!(answer.status, 403, "{answer:?}");
+    assert!(
+        String::from_utf8_lossy(&answer.body).contains("CSRF_CHECK_FAILED"),
+        "{answer:?}"
     );
 }
 
