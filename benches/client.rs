@@ -9,6 +9,9 @@
 //! - `caller`: courier's [`Caller`], `client.users().get(UserId(id)).await` — building the request
 //!   from the definition, the default transport (hyper-util's pooled client under hyper-rustls,
 //!   plain `http://` here), and decoding the body into `User`;
+//! - `caller-service`: the same call through the endpoint's `tower::Service`,
+//!   `get.clone().oneshot(UserId(id)).await` with `get = caller.users().services().get()?` — the
+//!   view's call behind a service's readiness, one `Arc` clone and a boxed future of its own;
 //! - `hyper-util`: a bare `hyper_util::client::legacy::Client` over `HttpConnector`, the request
 //!   built by hand and the body collected and decoded with `serde_json::from_slice`: the floor
 //!   courier's transport is built on;
@@ -38,18 +41,18 @@
 //! Run: `cargo bench --bench client`
 //!
 //! Instructions per call: `COURIER_BENCH_CALLS="caller 1 2000"` (a client — `caller`,
-//! `hyper-util` or `reqwest` — a concurrency and a number of iterations) makes the bench binary
-//! warm that client up, run that many iterations untimed, and exit, for `valgrind
-//! --tool=callgrind --separate-threads=yes`: the client's thread is the main one, and the
-//! difference between two runs of different lengths, divided by the calls between them, is the
-//! cost of one call with set-up and warm-up cancelled out (BENCHMARKS.md).
+//! `caller-service`, `caller-cached`, `hyper-util` or `reqwest` — a concurrency and a number of
+//! iterations) makes the bench binary warm that client up, run that many iterations untimed, and
+//! exit, for `valgrind --tool=callgrind --separate-threads=yes`: the client's thread is the main
+//! one, and the difference between two runs of different lengths, divided by the calls between
+//! them, is the cost of one call with set-up and warm-up cancelled out (BENCHMARKS.md).
 
 use axum::extract::Path;
 use axum::routing::get;
 use axum::serve::ListenerExt;
 use axum::{Json, Router};
-use courier::typed::{endpoint, Group, Http};
-use courier::{ApiDef, Caller};
+use courier::typed::{endpoint, EndpointService, Group, Http};
+use courier::{ApiDef, Caller, Client};
 use criterion::measurement::WallTime;
 use criterion::{criterion_group, BenchmarkGroup, BenchmarkId, Criterion, Throughput};
 use futures_util::future::join_all;
@@ -64,6 +67,7 @@ use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 use tokio::runtime::Runtime;
 use tokio::sync::oneshot;
+use tower::ServiceExt;
 
 /// Calls in flight per iteration.
 const CONCURRENCY: [usize; 2] = [1, 64];
@@ -114,6 +118,20 @@ fn caller(base_url: &str) -> Caller<Bench> {
     // `Transport::new()`'s defaults already match the pools above: no idle limit per host,
     // 90 s idle timeout, TCP_NODELAY, HTTP/1.1 for `http://`.
     Caller::new(api).expect("the default transport builds")
+}
+
+/// `users.get` as a `tower::Service<UserId, Response = User>`.
+fn get_service(caller: &Caller<Bench>) -> EndpointService<Client, Http<User, UserId>> {
+    caller
+        .users()
+        .services()
+        .get()
+        .expect("users.get is in the tree")
+}
+
+/// One call through the service: a clone of it, readied and called.
+async fn service_get(get: &EndpointService<Client, Http<User, UserId>>, id: u64) -> User {
+    get.clone().oneshot(UserId(id)).await.expect("service call")
 }
 
 // ---- the backend ---------------------------------------------------------------------------------
@@ -332,6 +350,12 @@ fn count(spec: &str) {
             warm(&clients, name, call);
             clients.block_on(iterate(call, concurrency, iters));
         }
+        "caller-service" => {
+            let get = get_service(&caller(&format!("http://{addr}")));
+            let call = |id| service_get(&get, id);
+            warm(&clients, name, call);
+            clients.block_on(iterate(call, concurrency, iters));
+        }
         "caller-cached" => {
             let caller = caller(&format!("http://{addr}"));
             let call = |id| {
@@ -359,7 +383,9 @@ fn count(spec: &str) {
             warm(&clients, name, call);
             clients.block_on(iterate(call, concurrency, iters));
         }
-        other => panic!("no client {other:?}: caller, caller-cached, hyper-util or reqwest"),
+        other => panic!(
+            "no client {other:?}: caller, caller-service, caller-cached, hyper-util or reqwest"
+        ),
     }
     drop(clients);
     backend.shut_down();
@@ -374,6 +400,7 @@ fn bench(c: &mut Criterion) {
         .build()
         .expect("the clients' runtime");
     let caller = caller(&format!("http://{addr}"));
+    let get = get_service(&caller);
     let hyper = hyper_client();
     let reqwest = reqwest_client();
 
@@ -394,6 +421,9 @@ fn bench(c: &mut Criterion) {
                     .expect("caller call")
             },
         );
+        measure(&mut group, &clients, "caller-service", concurrency, |id| {
+            service_get(&get, id)
+        });
         measure(&mut group, &clients, "hyper-util", concurrency, |id| {
             hyper_get(&hyper, addr, id)
         });
@@ -426,7 +456,7 @@ fn bench(c: &mut Criterion) {
     }
 
     // Close the clients' pools, then stop the backend.
-    drop((caller, hyper, reqwest));
+    drop((caller, get, hyper, reqwest));
     drop(clients);
     backend.shut_down();
 }

@@ -52,6 +52,7 @@
 //! | [`CacheOptions`], [`RetryPolicy`], [`RetrySetting`], [`Backoff`], [`SessionOptions`], [`SessionMode`], [`Csrf`], [`CsrfKey`], [`ForwardOptions`], [`HeaderToggle`], [`ResponseType`], [`WsOptions`], [`WsAuth`], [`Heartbeat`], [`MessageQueue`] | the options of sources, groups and endpoints |
 //! | [`Event`], [`EventStream`], [`MessageStream`], [`MissedEvents`], [`StreamHandler`], [`ChannelHandler`], [`ChannelHandlers`], [`Peer`], [`PeerHandler`], [`StreamRequest`], [`ChannelRequest`] | streams and channels served here (`.implement()`) |
 //! | [`Caller`], [`Client`], [`ProxyCaller`], [`CallOptions`], [`HttpResponse`], [`Progress`], [`UploadProgress`], [`CancellationToken`] | calling |
+//! | [`typed::EndpointService`] (a view's `.services()`, `Client::service`) | one endpoint as a `tower::Service` of its variables, for tower's layers around it |
 //! | [`Dispatch`], [`StreamDispatch`], [`ChannelDispatch`], [`HttpCallRequest`], [`IntoVariables`] | what typed views run on: implemented by `Client`, for a caller of your own |
 //! | [`Error`], [`HttpError`], [`Refused`], [`NetworkErrorKind`], [`ConfigurationError`], [`ErrorCode`], [`classify`] | what fails, and why |
 //! | [`FromResponse`], [`ResponseBody`], [`BodyStream`], [`DecodeError`] | reading responses into your types |

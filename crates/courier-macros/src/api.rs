@@ -74,6 +74,7 @@ pub(crate) fn expand(input: &DeriveInput) -> TokenStream {
              and `raw`. Written by `#[derive(courier::Api)]`."
         ),
         params: &params,
+        services: None,
     }
     .expand(&members);
     let errors = errors.into_tokens();

@@ -13,14 +13,16 @@ pub(crate) fn expand(input: &DeriveInput) -> TokenStream {
     let mut errors = Errors::default();
     let settings = Settings::parse(
         &input.attrs,
-        &["view"],
+        &["view", "services"],
         "a `courier::Group` struct",
         &mut errors,
     );
     let spec = &input.ident;
     let view = ident_setting(&settings, "view", &mut errors)
         .unwrap_or_else(|| format_ident!("{}View", spec));
-    let params = Params::new(input, &[&view]);
+    let services = ident_setting(&settings, "services", &mut errors)
+        .unwrap_or_else(|| format_ident!("{}Services", spec));
+    let params = Params::new(input, &[&view, &services]);
     let Some(fields) = input::named_fields(input, Derive::Group, &mut errors) else {
         let placeholder = placeholder(input, &params);
         let errors = errors.into_tokens();
@@ -49,9 +51,11 @@ pub(crate) fn expand(input: &DeriveInput) -> TokenStream {
         ident: &view,
         doc: format!(
             "Typed view of [`{spec}`]: one method per endpoint or group, `with` for per-call \
-             options and `raw` for whole responses. Written by `#[derive(courier::Group)]`."
+             options, `raw` for whole responses and `services` for the endpoints as \
+             `tower::Service`s. Written by `#[derive(courier::Group)]`."
         ),
         params: &params,
+        services: Some(&services),
     }
     .expand(&members);
     let errors = errors.into_tokens();
@@ -131,12 +135,25 @@ mod tests {
         };
         let tokens = expand(&input);
         let file: syn::File = syn::parse2(tokens.clone()).expect("items");
-        assert_eq!(file.items.len(), 7, "GroupSpec, the view and its 5 impls");
+        assert_eq!(
+            file.items.len(),
+            11,
+            "GroupSpec, the view and its 5 impls, the services view and its 3 impls"
+        );
         let text = tokens.to_string();
         assert!(!text.contains("compile_error"), "{text}");
         assert!(text.contains("pub struct UsersApi"), "{text}");
         assert!(text.contains("\" One user.\""), "the field's docs: {text}");
         assert!(text.contains("Calls the `me` endpoint."), "{text}");
+        assert!(text.contains("pub struct UsersServices"), "{text}");
+        assert!(
+            text.contains("The `get` endpoint as a `tower::Service`"),
+            "{text}"
+        );
+        assert!(
+            !text.contains("The `posts` endpoint"),
+            "a nested group has no service: {text}"
+        );
     }
 
     #[test]

@@ -20,6 +20,9 @@ const RESERVED_ENDPOINT_NAMES: &[&str] = &["options", "raw", "with"];
 const VIEW_METHODS: &[&str] = &["raw", "with"];
 /// The root client's own methods, besides the views'.
 const CLIENT_METHODS: &[&str] = &["client", "into_client"];
+/// A group view's own methods, besides `raw` and `with`: not reserved names in the tree, only
+/// field names the view's methods take.
+const GROUP_VIEW_METHODS: &[&str] = &["services"];
 
 /// Which derive is reading.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -206,6 +209,16 @@ pub(crate) fn members<'a>(
                 format!(
                     "a field named `{rust}` would shadow `{client}::{rust}()`: give the field \
                      another name, and keep the group's name with \
+                     `#[courier(rename = \"{rust}\")]`"
+                ),
+            ));
+            member.method = false;
+        } else if derive == Derive::Group && GROUP_VIEW_METHODS.contains(&rust.as_str()) {
+            errors.push(syn::Error::new(
+                ident.span(),
+                format!(
+                    "a field named `{rust}` would shadow the view's own `{rust}()`: give the field \
+                     another name, and keep the {what}'s name with \
                      `#[courier(rename = \"{rust}\")]`"
                 ),
             ));
@@ -474,6 +487,28 @@ mod tests {
             errors.contains("field `client` already takes the name `client`"),
             "{errors}"
         );
+    }
+
+    #[test]
+    fn a_group_field_leaves_the_views_services_method() {
+        let named: DeriveInput = parse_quote! {
+            struct Catalog { services: Http<Vec<String>> }
+        };
+        let (members, errors) = read(&named, Derive::Group);
+        assert!(!members[0].2, "no method of its own");
+        assert!(
+            errors.contains("would shadow the view's own `services()`"),
+            "{errors}"
+        );
+        // The tree's name `services` stays legal: only the field's name was refused.
+        let renamed: DeriveInput = parse_quote! {
+            struct Catalog {
+                #[courier(rename = "services")] all_services: Http<Vec<String>>,
+            }
+        };
+        let (members, errors) = read(&renamed, Derive::Group);
+        assert_eq!(members[0], ("all_services".into(), "services".into(), true));
+        assert!(errors.is_empty(), "{errors}");
     }
 
     #[test]

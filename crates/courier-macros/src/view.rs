@@ -1,5 +1,6 @@
 //! The typed view both derives write: a struct around a `Scope`, one method per member, and the
-//! views' own `with` and `raw`.
+//! views' own `with` and `raw`; for a group, its services view too (one `EndpointService` per
+//! endpoint), reached with `services`.
 
 use crate::input::{Kind, Member, Params};
 use proc_macro2::{Literal, TokenStream};
@@ -14,6 +15,8 @@ pub(crate) struct View<'a> {
     /// The struct's doc comment.
     pub(crate) doc: String,
     pub(crate) params: &'a Params,
+    /// The services view's name, for a group's view (the root of an API has no endpoints).
+    pub(crate) services: Option<&'a Ident>,
 }
 
 impl View<'_> {
@@ -24,6 +27,7 @@ impl View<'_> {
             ident,
             doc,
             params,
+            services,
         } = self;
         let Params {
             lifetime: a,
@@ -31,6 +35,13 @@ impl View<'_> {
             mode: m,
         } = params;
         let debug_name = ident.to_string();
+        let (services_method, services_view) = match services {
+            Some(services) => (
+                services_method(vis, ident, services, params),
+                services_view(vis, ident, services, params, members),
+            ),
+            None => (quote!(), quote!()),
+        };
         let methods =
             members
                 .iter()
@@ -101,7 +112,116 @@ impl View<'_> {
                         scope: self.scope.raw(),
                     }
                 }
+
+                #services_method
             }
+
+            #services_view
+        }
+    }
+}
+
+/// The view's `services()`, which reaches its services view.
+fn services_method(
+    vis: &Visibility,
+    view: &Ident,
+    services: &Ident,
+    params: &Params,
+) -> TokenStream {
+    let Params {
+        lifetime: a,
+        client: c,
+        mode: m,
+    } = params;
+    let doc = format!(
+        "The same endpoints as `tower::Service`s ([`{services}`]): one \
+         [`EndpointService`](::courier::typed::EndpointService) per endpoint, with this view's \
+         options and mode. See [`{view}`]'s endpoints for what each takes and gives."
+    );
+    quote! {
+        #[doc = #doc]
+        #vis fn services(&self) -> #services<#a, #c, #m> {
+            #services {
+                scope: ::core::clone::Clone::clone(&self.scope),
+            }
+        }
+    }
+}
+
+/// The services view: a struct around the same `Scope`, one method per endpoint that makes its
+/// `EndpointService`.
+fn services_view(
+    vis: &Visibility,
+    view: &Ident,
+    services: &Ident,
+    params: &Params,
+    members: &[Member<'_>],
+) -> TokenStream {
+    let Params {
+        lifetime: a,
+        client: c,
+        mode: m,
+    } = params;
+    let debug_name = services.to_string();
+    let doc = format!(
+        "The endpoints of [`{view}`] as `tower::Service`s, reached with its `services()`: each \
+         method makes the endpoint's [`EndpointService`](::courier::typed::EndpointService), \
+         which owns a clone of the caller. Written by `#[derive(courier::Group)]`."
+    );
+    let methods = members
+        .iter()
+        .filter(|member| member.method && matches!(member.kind, Kind::Endpoint { .. }))
+        .map(|member| {
+            let Member { ident, ty, .. } = member;
+            let doc = format!(
+                "The `{}` endpoint as a `tower::Service` of its variables.\n\n\
+                 # Errors\n\n\
+                 `ENDPOINT_NOT_IN_ROUTES` when the caller cannot reach it (a proxy caller whose \
+                 routes leave it out).",
+                member.name
+            );
+            let span = ty.span();
+            let mut name = Literal::string(&member.name);
+            name.set_span(span);
+            quote_spanned! {span=>
+                #[doc = #doc]
+                #vis fn #ident(&self) -> ::core::result::Result<
+                    ::courier::typed::EndpointService<#c, #ty, #m>,
+                    ::courier::ConfigurationError,
+                > {
+                    ::courier::typed::EndpointService::<#c, #ty, #m>::new(&self.scope, #name)
+                }
+            }
+        });
+    quote! {
+        #[doc = #doc]
+        #vis struct #services<#a, #c, #m = ::courier::typed::Data> {
+            scope: ::courier::typed::Scope<#a, #c, #m>,
+        }
+
+        #[automatically_derived]
+        impl<#a, #c, #m> ::core::clone::Clone for #services<#a, #c, #m> {
+            fn clone(&self) -> Self {
+                Self {
+                    scope: ::core::clone::Clone::clone(&self.scope),
+                }
+            }
+        }
+
+        #[automatically_derived]
+        impl<#a, #c, #m> ::core::fmt::Debug for #services<#a, #c, #m> {
+            fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+                f.debug_struct(#debug_name).field("scope", &self.scope).finish()
+            }
+        }
+
+        // The return types name the field's type inside `EndpointService` inside `Result`,
+        // which clippy would blame on the user's field.
+        #[allow(dead_code, clippy::type_complexity)]
+        impl<#a, #c: ::courier::Dispatch + ::core::clone::Clone + #a, #m: ::courier::typed::Mode>
+            #services<#a, #c, #m>
+        {
+            #(#methods)*
         }
     }
 }

@@ -1,5 +1,5 @@
 //! A full API through both derives: every member kind, renames, a raw identifier, a nested
-//! group, and a view used over a small caller. The generated items carry docs of their own.
+//! group, and a view and its services used over a small caller. The generated items carry docs of their own.
 #![deny(missing_docs, unreachable_pub)]
 
 use courier::typed::{channel, endpoint, stream, Channel, Group, Http, Mutation, Stream};
@@ -65,7 +65,7 @@ pub struct Users {
 
 /// A user's posts.
 #[derive(courier::Group)]
-#[courier(view = "PostsOfUser")]
+#[courier(view = "PostsOfUser", services = "PostServices")]
 pub struct Posts {
     /// Lists them.
     pub list: Http<Vec<Post>, UserId>,
@@ -100,6 +100,7 @@ pub fn api() -> Result<Api<Example>, ConfigurationError> {
 }
 
 /// Answers every call with `{"id": 1}`.
+#[derive(Clone)]
 pub struct One(ApiDef);
 
 impl Dispatch for One {
@@ -146,5 +147,14 @@ async fn main() -> Result<(), ConfigurationError> {
         client.users().events(),
         client.users().room(RoomId("a".into())),
     );
+
+    // The same endpoints as tower services, in either mode, named as the view's methods are.
+    let get = client.users().services().get()?;
+    let user: User = tower::ServiceExt::oneshot(get, UserId(2)).await?;
+    let me = client.raw().users().services().me()?;
+    let me: HttpResponse<User> = tower::ServiceExt::oneshot(me, ()).await?;
+    let posts: PostServices<'_, One> = client.users().posts().services();
+    let _ = (posts.list()?, client.users().services().r#type()?);
+    assert_eq!((user.id, me.data.id), (1, 1));
     Ok(())
 }

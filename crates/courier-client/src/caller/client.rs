@@ -67,7 +67,7 @@ struct Inner {
     transports: TransportCache,
     stack: Stack,
     /// Each endpoint's stack, by its dotted path.
-    services: HashMap<String, EndpointService>,
+    services: HashMap<String, EndpointStack>,
     ws: courier_core::WsOptions,
     hub: Hub,
 }
@@ -217,7 +217,7 @@ type Sessioned = Either<Session<Forwarded>, Forwarded>;
 /// (`HttpService`, twice: under and over the middleware) cost 4.1 % of a call's instructions at
 /// concurrency 1 and 5.1 % at 64 (callgrind, `benches/client.rs`: 38,630 → 40,210 and
 /// 42,630 → 44,800).
-type EndpointService = Either<CancelPrevious<Sessioned>, Sessioned>;
+type EndpointStack = Either<CancelPrevious<Sessioned>, Sessioned>;
 
 impl Stack {
     /// The service for `endpoint` over its transport (the call's, group's or source's).
@@ -226,7 +226,7 @@ impl Stack {
         endpoint: &ResolvedEndpoint,
         transports: &TransportCache,
         options: Option<&CallOptions>,
-    ) -> Result<EndpointService, Error> {
+    ) -> Result<EndpointStack, Error> {
         let settings = call_transport(endpoint, options);
         let transport = transports.transport(&settings).map_err(Error::transport)?;
         let coalesced: Coalesced = ServiceBuilder::new()
@@ -528,7 +528,7 @@ impl Client {
         &self,
         endpoint: &ResolvedEndpoint,
         options: Option<&CallOptions>,
-    ) -> Result<EndpointService, Error> {
+    ) -> Result<EndpointStack, Error> {
         let own_transport = options.filter(|o| !o.transport().is_empty());
         if own_transport.is_none() {
             if let Some(service) = self.inner.services.get(endpoint.path()) {

@@ -2,6 +2,7 @@
 //! the proxy caller's [`ProxyClient`](crate::proxy::ProxyClient).
 
 mod client;
+mod service;
 
 pub use self::client::{Call, Client, ClientBuilder};
 

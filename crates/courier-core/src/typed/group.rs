@@ -6,7 +6,9 @@ use std::fmt;
 /// A struct of endpoints and groups: what `#[derive(courier::Group)]` implements.
 ///
 /// The derive writes [`GroupSpec::register`] as one [`Member::add_to`] call per field, and a
-/// view struct (`UsersView` for `Users`) with one method per field plus `with` and `raw`.
+/// view struct (`UsersView` for `Users`) with one method per field plus `with`, `raw` and
+/// `services` (its endpoints as [`EndpointService`](super::EndpointService)s, in a second
+/// struct, `UsersServices`).
 pub trait GroupSpec: Sized {
     /// The typed view of the group.
     type View<'a, C: Dispatch + 'a, M: Mode>: From<Scope<'a, C, M>>;

@@ -76,6 +76,12 @@ impl<'a, C, M> Scope<'a, C, M> {
         self.options.as_deref()
     }
 
+    /// The options `.with()` set, shared (what an [`EndpointService`](super::EndpointService)
+    /// keeps).
+    pub(crate) fn shared_options(&self) -> Option<Arc<CallOptions>> {
+        self.options.clone()
+    }
+
     /// The dotted path of the group this scope stands in.
     pub fn path(&self) -> &str {
         match &self.group {
