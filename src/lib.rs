@@ -164,6 +164,10 @@ pub use courier_macros::Group;
 
 #[doc = include_str!("../docs/DERIVE.md")]
 pub mod _derive {}
+/// The guide, from nothing to a backend-for-frontend; here so that its examples are doc tests.
+#[doc(hidden)]
+#[doc = include_str!("../docs/GUIDE.md")]
+pub mod _guide {}
 /// Derives [`typed::TypeScript`] for a `Group` or `Api` struct: its endpoints' TypeScript types
 /// for the browser's routes module ([`routes::types`]; the `typescript` feature).
 pub use courier_macros::TypeScript;

@@ -30,8 +30,8 @@ fn stack(session: SessionOptions, forward: ForwardOptions) -> HttpService {
         .map_response(|response| response.map(Body::new))
         .map_err(BoxError::from);
 
-    // The spec's `authMiddleware({ getToken })`: the supplier is asked before each call (a
-    // token store, an OAuth client, a secrets manager...).
+    // A bearer token: the supplier is asked before each call (a token store, an OAuth client,
+    // a secrets manager...).
     let get_token = || async { Ok::<_, Infallible>("stack-token") };
 
     let service = ServiceBuilder::new()

@@ -10,7 +10,7 @@
 //! - with `csrf`, the CSRF cookie, with a fresh token: `Secure; SameSite=Lax; Path=/` but not
 //!   `HttpOnly`, since the page's script repeats it in the CSRF header. With the options' key
 //!   ([`SessionOptions::csrf_signed`]) the token is signed for exactly the session being issued
-//!   ([`csrf::issue`](super::csrf::issue)), so the layer's signed check accepts it and no other.
+//!   ([`csrf::issue`]), so the layer's signed check accepts it and no other.
 //!
 //! `Max-Age` when [`max_age`](SessionCookies::max_age) is set (else the cookies last as long
 //! as the browser session), `Domain` never (host-only cookies: a sibling subdomain cannot read
