@@ -1,15 +1,17 @@
 //! Streams and channels, end to end: a process implements a stream of ticks and a chat room,
-//! serves them with the proxy route on 127.0.0.1, and a second `Caller` — standing in for
-//! another process — subscribes to the stream over SSE and talks in the room over WebSocket,
-//! next to an in-process member of the same room.
+//! serves them with the proxy route on 127.0.0.1, and a `ProxyCaller` — standing in for another
+//! process, or a page — subscribes to the stream over SSE and talks in the room over WebSocket
+//! through that route, with the same typed views, next to an in-process member of the same room.
 //!
 //! ```sh
 //! cargo run --example live
 //! ```
 
+use courier::config::ProxyPaths;
+use courier::routes::Routes;
 use courier::server::Proxy;
 use courier::typed::{channel, stream, Channel, ChannelHandlers, ChannelPeer, Group, Stream};
-use courier::{ApiDef, Caller, Event};
+use courier::{ApiDef, Caller, Event, ProxyCaller};
 use futures_util::StreamExt;
 use serde::{Deserialize, Serialize};
 use std::time::Duration;
@@ -64,42 +66,15 @@ fn served() -> Result<courier::Api<Served>, courier::ConfigurationError> {
     ApiDef::builder().build_typed(Served { feeds })
 }
 
-// Another process: the same endpoints addressed where the proxy route serves them; the
-// variables fill the wire protocol's query.
-
-#[derive(Serialize)]
-struct Address {
-    _s: &'static str,
-    _g: &'static str,
-    _m: &'static str,
-    _v: String,
-}
-
-#[derive(courier::Group)]
-struct RemoteFeeds {
-    ticks: Stream<Tick, Address>,
-    room: Channel<Said, Address, Say>,
-}
-
-#[derive(courier::Api)]
-struct Remote {
-    feeds: Group<RemoteFeeds>,
-}
-
-fn address(name: &'static str, variables: impl Serialize) -> Result<Address, serde_json::Error> {
-    Ok(Address {
-        _s: "demo",
-        _g: "feeds",
-        _m: name,
-        _v: serde_json::to_string(&variables)?,
-    })
-}
-
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    // The serving process's own caller, and the proxy route on the same client: the sockets
+    // served there and the in-process members meet in one room (one hub).
     let served = served()?;
+    let routes = Routes::from_api("demo", served.def());
+    let local = Caller::new(served)?;
     let app = Proxy::new()
-        .source("demo", served.def().clone())
+        .source_client("demo", local.client().clone())
         .ws_path("/api/ws")
         .into_router()?;
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
@@ -107,28 +82,26 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     tokio::spawn(async move { axum::serve(listener, app).await });
     println!("the proxy route serves on http://{addr}");
 
-    let remote = Caller::new(
-        ApiDef::builder()
-            .base_url(format!("http://{addr}"))
-            .build_typed(Remote {
-                feeds: Group::new(RemoteFeeds {
-                    ticks: stream().get("/api/sse"),
-                    room: channel().connect("/api/ws").send(),
-                }),
-            })?,
-    )?;
+    // Another process (or a page) calls through the proxy route with the same typed views: the
+    // routes record names what the route serves, the caller writes the wire's addresses.
+    let paths = ProxyPaths {
+        ws: Some("/api/ws".into()),
+        ..ProxyPaths::default()
+    };
+    let remote = ProxyCaller::<Served>::routes(format!("http://{addr}"), routes)
+        .proxy_path(paths)
+        .build()?;
 
     // A stream over SSE: typed events with their ids.
-    let mut ticks = remote.feeds().ticks(address("ticks", 10)?).await?;
+    let mut ticks = remote.feeds().ticks(10).await?;
     while let Some(event) = ticks.next().await {
         let event = event?;
         println!("tick {:?}: {:?}", event.id, event.data);
     }
 
     // A channel over WebSocket, and an in-process member of the same room.
-    let local = Caller::new(served)?;
     let mut here = local.feeds().room("lobby".to_owned()).await?;
-    let mut there = remote.feeds().room(address("room", "lobby")?).await?;
+    let mut there = remote.feeds().room("lobby".to_owned()).await?;
     there.send(Say {
         text: "hello from the socket".into(),
     })?;

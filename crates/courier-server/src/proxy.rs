@@ -71,10 +71,14 @@ impl Proxy {
     }
 
     /// Serves `api`'s implemented streams and channels as source `name` (the `_s` parameter),
-    /// calling its HTTP endpoints with a default [`Client`](courier_client::Client) of the
-    /// definition, whose [`Hub`](courier_live::Hub) runs its channels. For in-process callers
-    /// to share topics with the sockets served here, hand both one hub (or one client):
-    /// [`Proxy::source_client`] with a client built with `ClientBuilder::hub`.
+    /// calling its HTTP endpoints with a [`Client`](courier_client::Client) of the definition
+    /// that the proxy builds for itself, whose [`Hub`](courier_live::Hub) runs its channels.
+    ///
+    /// An app whose own handlers call the same source (a `Caller` in its state) gives the proxy
+    /// that client instead, with [`Proxy::source_client`]: otherwise there are two clients of
+    /// one source, each with its own connection pool, cache, coalescing and hub, so a cached
+    /// read is fetched twice and a channel's in-process members and its sockets are in two
+    /// different rooms. `examples/bff.rs` mounts the proxy so.
     pub fn source(mut self, name: impl Into<String>, api: ApiDef) -> Self {
         let name = name.into();
         self.build_client(&name, &api);
