@@ -67,11 +67,11 @@ async fn relay(
     peer.publish(message)
 }
 
-/// The endpoint the table at `at` describes.
+/// The endpoint the table at `at` describes, and the key of its verb (`get`, `stream`, …).
 pub(super) fn endpoint(
     mut raw: RawEndpoint,
     at: &KeyPath,
-) -> Result<EndpointDef, ConfigurationError> {
+) -> Result<(EndpointDef, &'static str), ConfigurationError> {
     let (verb, path) = take_verb(&mut raw, at)?;
     match verb {
         "stream" | "channel" | "room" => {
@@ -102,7 +102,7 @@ pub(super) fn endpoint(
         .at(at.key("topic").as_str()));
     }
 
-    Ok(match verb {
+    let def = match verb {
         "stream" => shared_options!(StreamEndpoint::get(path), raw, at).into(),
         "room" => {
             let mut room = ChannelEndpoint::implement(ChannelHandler::Duplex(
@@ -145,7 +145,8 @@ pub(super) fn endpoint(
             }
             shared_options!(http, raw, at).into()
         }
-    })
+    };
+    Ok((def, verb))
 }
 
 /// Takes the one verb key out of the table, or says why there is not exactly one.

@@ -21,7 +21,9 @@ use std::time::Duration;
 /// Names are checked here first, by the builder's own rule, so that their errors carry the file's
 /// key path (`sources.demo.groups.users.endpoints."by.id"`). Any other error from the builder
 /// keeps its code; its path, which the builder gives relative to the source as a dotted endpoint
-/// path (`users.get.timeout`), is prefixed with the source's key path (`sources.demo.`).
+/// path (`users.get.path`), becomes the key path of the table it names in the file
+/// (`sources.demo.groups.users.endpoints.get.get`: an endpoint's `path` is its verb's key, its
+/// `timeout` is `timeout_ms`), else is prefixed with the source's key path (`sources.demo.`).
 pub(super) fn source(
     name: &str,
     raw: RawSource,
@@ -81,21 +83,68 @@ pub(super) fn source(
         api = api.dispatcher(dispatcher(transport, &at.key("transport"), base)?);
     }
     let groups_at = at.key("groups");
+    let mut places = Places::default();
     for (name, raw) in raw.groups {
         let group_at = groups_at.key(&name);
         validate::check_name(NameOf::Group, &name, group_at.as_str())?;
-        let built = group(raw, &group_at, base)?;
+        let built = group(raw, &group_at, base, &name, &mut places)?;
         api = api.group(name, built);
     }
 
     api.build().map_err(|err| {
-        let path = at.join_dotted(err.path().unwrap_or(""));
+        let dotted = err.path().unwrap_or("");
+        let path = places
+            .key_path(dotted)
+            .unwrap_or_else(|| at.join_dotted(file_key(dotted, None)));
         err.at(path)
     })
 }
 
-/// A group table at `at`, with its endpoints and nested groups.
-fn group(raw: RawGroup, at: &KeyPath, base: &Path) -> Result<GroupDef, ConfigurationError> {
+/// Where each group and endpoint of a source is in the file: its dotted path in the API
+/// (`users.get`), its table's key path, and an endpoint's verb key.
+#[derive(Default)]
+struct Places(Vec<(String, KeyPath, Option<&'static str>)>);
+
+impl Places {
+    /// The file's key path of the builder's dotted `path`: the table of the longest group or
+    /// endpoint path it starts with, then the rest, an endpoint's `path` and `timeout` named as
+    /// the file names them.
+    fn key_path(&self, path: &str) -> Option<String> {
+        let (dotted, at, verb) = self
+            .0
+            .iter()
+            .filter(|(dotted, _, _)| {
+                path == dotted
+                    || path
+                        .strip_prefix(dotted.as_str())
+                        .is_some_and(|rest| rest.starts_with('.'))
+            })
+            .max_by_key(|(dotted, _, _)| dotted.len())?;
+        let rest = path[dotted.len()..].trim_start_matches('.');
+        Some(at.join_dotted(file_key(rest, *verb)))
+    }
+}
+
+/// The file's name of the builder's field `rest` of a table: an endpoint's `path` is its verb's
+/// key, a `timeout` is `timeout_ms`.
+fn file_key<'a>(rest: &'a str, verb: Option<&'static str>) -> &'a str {
+    match (rest, verb) {
+        ("path", Some(verb)) => verb,
+        ("timeout", _) => "timeout_ms",
+        (rest, _) => rest,
+    }
+}
+
+/// A group table at `at` (the group `dotted` in the API), with its endpoints and nested groups,
+/// each noted in `places`.
+fn group(
+    raw: RawGroup,
+    at: &KeyPath,
+    base: &Path,
+    dotted: &str,
+    places: &mut Places,
+) -> Result<GroupDef, ConfigurationError> {
+    places.0.push((dotted.to_owned(), at.clone(), None));
     let mut def = GroupDef::new();
     if let Some(prefix) = raw.prefix {
         def = def.prefix(prefix);
@@ -113,14 +162,17 @@ fn group(raw: RawGroup, at: &KeyPath, base: &Path) -> Result<GroupDef, Configura
     for (name, raw) in raw.endpoints {
         let endpoint_at = endpoints_at.key(&name);
         validate::check_name(NameOf::Endpoint, &name, endpoint_at.as_str())?;
-        let built = endpoint(raw, &endpoint_at)?;
+        let (built, verb) = endpoint(raw, &endpoint_at)?;
+        places
+            .0
+            .push((format!("{dotted}.{name}"), endpoint_at, Some(verb)));
         def = def.endpoint(name, built);
     }
     let groups_at = at.key("groups");
     for (name, raw) in raw.groups {
         let group_at = groups_at.key(&name);
         validate::check_name(NameOf::Group, &name, group_at.as_str())?;
-        let built = group(raw, &group_at, base)?;
+        let built = group(raw, &group_at, base, &format!("{dotted}.{name}"), places)?;
         def = def.group(name, built);
     }
     Ok(def)

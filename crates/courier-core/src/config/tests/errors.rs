@@ -352,7 +352,7 @@ fn names_are_refused_at_their_key_path_and_other_builder_errors_under_the_source
             with_endpoint("get = \"\"\nheaders = [\"set-cookie\"]")
         ),
         ErrorCode::SessionHeaderConflict,
-        "sources.demo.users.get.headers",
+        "sources.demo.groups.users.endpoints.get.headers",
     );
     fails(
         "[sources.demo]\nbase_url = \"ftp://x\"\n",
@@ -362,8 +362,19 @@ fn names_are_refused_at_their_key_path_and_other_builder_errors_under_the_source
     fails(
         &with_endpoint("get = \"/a?b\""),
         ErrorCode::InvalidPath,
-        "sources.demo.users.get.path",
+        "sources.demo.groups.users.endpoints.get.get",
     );
+    fails(
+        "[sources.demo.groups.users]\nprefix = \"/a?b\"\n[sources.demo.groups.users.groups.admin.endpoints.purge]\npost = \"/{id}\"\n",
+        ErrorCode::InvalidPath,
+        "sources.demo.groups.users.prefix",
+    );
+    let err = fails(
+        "[sources.demo.groups.users.groups.admin.endpoints.purge]\npost = \"/{id}\"\n",
+        ErrorCode::InvalidPath,
+        "sources.demo.groups.users.groups.admin.endpoints.purge.post",
+    );
+    assert!(err.message().contains("written `:id`, not `{id}`"), "{err}");
     fails(
         "[sources.demo]\nheaders = { \"bad header\" = \"x\" }\n",
         ErrorCode::InvalidHeader,
@@ -372,17 +383,17 @@ fn names_are_refused_at_their_key_path_and_other_builder_errors_under_the_source
     fails(
         &with_endpoint("get = \"\"\ntimeout_ms = 0"),
         ErrorCode::InvalidOption,
-        "sources.demo.users.get.timeout",
+        "sources.demo.groups.users.endpoints.get.timeout_ms",
     );
     fails(
         "[sources.demo]\ntimeout_ms = 0\n",
         ErrorCode::InvalidOption,
-        "sources.demo.timeout",
+        "sources.demo.timeout_ms",
     );
     fails(
         &with_endpoint("get = \"\"\nretry = { max_attempts = 0 }"),
         ErrorCode::InvalidOption,
-        "sources.demo.users.get.retry",
+        "sources.demo.groups.users.endpoints.get.retry",
     );
     fails(
         "[sources.demo.session]\ntrusted_origins = [\"not an origin\"]\n",

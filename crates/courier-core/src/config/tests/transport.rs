@@ -120,7 +120,7 @@ fn a_bad_proxy_url_is_refused() {
     );
     fails_in(
         "[sources.demo.groups.g.transport]\nproxy = \"ftp://x\"\n",
-        "sources.demo.g.transport.proxy",
+        "sources.demo.groups.g.transport.proxy",
     );
 }
 
