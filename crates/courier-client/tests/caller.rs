@@ -328,6 +328,18 @@ async fn http_errors_carry_status_headers_and_parsed_data() {
         json!("boom"),
         "text when it is not JSON"
     );
+    // The message names the request that was answered so.
+    assert_eq!(err.method(), Some(&http::Method::GET));
+    assert!(
+        err.to_string()
+            .starts_with("`users.get`: GET http://127.0.0.1:"),
+        "{err}"
+    );
+    assert!(
+        err.to_string()
+            .ends_with("/users/500: HTTP status 500 Internal Server Error"),
+        "{err}"
+    );
 }
 
 #[tokio::test]

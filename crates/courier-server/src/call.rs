@@ -173,6 +173,9 @@ pub(crate) async fn serve_call(
                 .and_then(|rule| rule.for_browser(upstream.status(), upstream.headers()))
                 .map(|control| (control, upstream.headers().get(AGE).cloned()));
             let mut response = upstream.map(AxumBody::new);
+            // The browser's connection has its own HTTP version: an HTTP/1.0 upstream's would
+            // make hyper answer HTTP/1.1 browsers in HTTP/1.0 and close each connection.
+            *response.version_mut() = http::Version::default();
             // The answer goes back with the allowed headers and the message headers only.
             allow.filter_response(response.headers_mut(), Some(meta));
             // The answer's content type says how the source reads it, so that a caller that
@@ -326,6 +329,8 @@ pub(crate) fn respond(
     meta: &courier_core::EndpointMeta,
 ) -> Response {
     let mut response = upstream.map(AxumBody::new);
+    // The browser's connection has its own HTTP version (see `serve_call`).
+    *response.version_mut() = http::Version::default();
     allow.filter_response(response.headers_mut(), Some(meta));
     with_served_headers(response, served)
 }

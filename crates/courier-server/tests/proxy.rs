@@ -1114,3 +1114,69 @@ async fn the_router_is_a_tower_service_and_ws_has_no_default_path() {
         .unwrap();
     assert_eq!(response.status(), StatusCode::NOT_FOUND);
 }
+
+/// An upstream that answers in HTTP/1.0 and closes, as Python's `http.server` does.
+async fn http10_upstream() -> SocketAddr {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move {
+        while let Ok((mut tcp, _)) = listener.accept().await {
+            tokio::spawn(async move {
+                let mut head = Vec::new();
+                let mut buf = [0u8; 1024];
+                while !head.windows(4).any(|w| w == b"\r\n\r\n") {
+                    match tcp.read(&mut buf).await {
+                        Ok(0) | Err(_) => return,
+                        Ok(n) => head.extend_from_slice(&buf[..n]),
+                    }
+                }
+                let _ = tcp
+                    .write_all(
+                        b"HTTP/1.0 200 OK\r\ncontent-type: application/json\r\ncontent-length: 9\r\n\r\n{\"id\": 7}",
+                    )
+                    .await;
+            });
+        }
+    });
+    addr
+}
+
+#[tokio::test]
+async fn an_http10_upstream_is_answered_in_the_browsers_version_and_keeps_its_connection() {
+    let upstream = http10_upstream().await;
+    let app = Proxy::new()
+        .source(
+            "old",
+            ApiDef::builder()
+                .base_url(format!("http://{upstream}"))
+                .group(
+                    "users",
+                    GroupDef::new()
+                        .expose(true)
+                        .endpoint("get", HttpEndpoint::get("/users/:id")),
+                )
+                .build()
+                .unwrap(),
+        )
+        .into_router()
+        .unwrap();
+    let proxy = listen(app).await;
+    let mut tcp = tokio::net::TcpStream::connect(proxy).await.unwrap();
+    let get = "GET /api/request?_s=old&_g=users&_m=get&_v=7 HTTP/1.1\r\nhost: app\r\n\r\n";
+    let mut seen = String::new();
+    for n in 1..=2 {
+        tcp.write_all(get.as_bytes()).await.unwrap();
+        let mut buf = [0u8; 4096];
+        tokio::time::timeout(Duration::from_secs(5), async {
+            while seen.matches("{\"id\": 7}").count() < n {
+                let read = tcp.read(&mut buf).await.unwrap();
+                assert!(read > 0, "the proxy closed the connection: {seen}");
+                seen.push_str(&String::from_utf8_lossy(&buf[..read]));
+            }
+        })
+        .await
+        .expect("an answer within 5 s");
+    }
+    assert_eq!(seen.matches("HTTP/1.1 200 OK").count(), 2, "{seen}");
+    assert!(!seen.contains("HTTP/1.0"), "{seen}");
+}

@@ -458,9 +458,14 @@ impl Client {
         let timeout = meta.get_timeout();
         request.extensions_mut().insert(meta);
         crate::progress::watch_upload(&mut request, options);
-        let response = self.down_the_stack(endpoint, options, request).await?;
-        let api = &self.inner.api;
-        read::response(api, endpoint, response, head, timeout, ReadAs::Definition).await
+        // Named by the error of a call that failed, with the endpoint.
+        let (method, uri) = (request.method().clone(), request.uri().clone());
+        let answer = async {
+            let response = self.down_the_stack(endpoint, options, request).await?;
+            let api = &self.inner.api;
+            read::response(api, endpoint, response, head, timeout, ReadAs::Definition).await
+        };
+        answer.await.map_err(|e| e.with_request(method, uri))
     }
 }
 
@@ -555,7 +560,10 @@ impl Client {
         request
             .extensions_mut()
             .insert(endpoint.meta().with_call(options));
-        self.down_the_stack(endpoint, options, request).await
+        let (method, uri) = (request.method().clone(), request.uri().clone());
+        self.down_the_stack(endpoint, options, request)
+            .await
+            .map_err(|e| e.with_request(method, uri))
     }
 
     /// Sends `request` down `endpoint`'s stack, readied and called here rather than through
@@ -567,12 +575,13 @@ impl Client {
         request: Request<Body>,
     ) -> Result<Response<Body>, Error> {
         let mut service = self.service_for(endpoint, options)?;
-        // Named by the error of a call that failed, with the endpoint.
-        let sent = (request.method().clone(), request.uri().clone());
-        let failed = |e| Error::from_stack(e).with_request(sent.0.clone(), sent.1.clone());
-        let call = service.ready().await.map_err(failed)?.call(request);
+        let call = service
+            .ready()
+            .await
+            .map_err(Error::from_stack)?
+            .call(request);
         drop(service);
-        call.await.map_err(failed)
+        call.await.map_err(Error::from_stack)
     }
 
     /// Calls the endpoint at `path` and hands back the upstream response as it came — status,
