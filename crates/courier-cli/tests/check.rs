@@ -140,7 +140,10 @@ fn header_never_crosses() {
         "HEADER_NEVER_CROSSES",
     );
     let message = message(&report);
-    assert!(message.contains("users.get.headers"), "{report}");
+    assert!(
+        message.contains("at `sources.demo.groups.users.endpoints.get.headers`"),
+        "{report}"
+    );
     assert!(
         message.contains("`transfer-encoding` is a hop-by-hop header"),
         "{report}"
