@@ -90,6 +90,16 @@ pub fn named_by_connection(headers: &HeaderMap) -> Vec<HeaderName> {
         .collect()
 }
 
+/// RFC 9110's `tchar`: a byte of a token, such as a cookie's name.
+pub fn is_token(byte: u8) -> bool {
+    byte.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&byte)
+}
+
+/// RFC 6265's `cookie-octet`: a byte a cookie's value may hold.
+pub fn is_cookie_octet(byte: u8) -> bool {
+    matches!(byte, 0x21 | 0x23..=0x2B | 0x2D..=0x3A | 0x3C..=0x5B | 0x5D..=0x7E)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

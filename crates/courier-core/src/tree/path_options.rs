@@ -164,10 +164,10 @@ impl ResolvedPathOptions {
                 let Some(value) = scalar(value, "cookie", name)? else {
                     continue;
                 };
-                if name.is_empty() || !name.bytes().all(is_token) {
+                if name.is_empty() || !name.bytes().all(crate::headers::is_token) {
                     return Err(format!("path options: `{name}` is not a cookie name").into());
                 }
-                if !value.bytes().all(is_cookie_octet) {
+                if !value.bytes().all(crate::headers::is_cookie_octet) {
                     return Err(format!(
                         "path options: the value of cookie `{name}` holds a character a cookie \
                          may not"
@@ -194,16 +194,6 @@ fn scalar(value: &Value, what: &str, name: &str) -> Result<Option<String>, BoxEr
         )
         .into()),
     }
-}
-
-/// RFC 9110's `tchar`.
-fn is_token(byte: u8) -> bool {
-    byte.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&byte)
-}
-
-/// RFC 6265's `cookie-octet`.
-fn is_cookie_octet(byte: u8) -> bool {
-    matches!(byte, 0x21 | 0x23..=0x2B | 0x2D..=0x3A | 0x3C..=0x5B | 0x5D..=0x7E)
 }
 
 /// Marks a request whose `cookie` header was written from path options alone: a session layer

@@ -102,7 +102,8 @@ fn message(session: &str, nonce: &[u8]) -> Vec<u8> {
     message
 }
 
-fn hex(bytes: &[u8]) -> String {
+/// `bytes` in lowercase hex.
+pub(super) fn hex(bytes: &[u8]) -> String {
     use fmt::Write as _;
     bytes
         .iter()

@@ -59,7 +59,7 @@
 
 use super::config::Config;
 use super::csrf::{self, IssueError};
-use courier_core::SessionOptions;
+use courier_core::{headers, SessionOptions};
 use http::{HeaderMap, HeaderValue};
 use ring::rand::{SecureRandom, SystemRandom};
 use std::fmt;
@@ -219,7 +219,7 @@ impl<'a> SessionCookies<'a> {
     }
 
     fn line(&self, name: &str, value: &str, http_only: bool) -> Result<HeaderValue, IssueRefused> {
-        if !is_token(name) || !value.bytes().all(is_cookie_octet) {
+        if !is_token(name) || !value.bytes().all(headers::is_cookie_octet) {
             return Err(IssueRefused::InvalidCookie(name.to_owned()));
         }
         let mut line = format!("{name}={value}; Path=/");
@@ -287,20 +287,12 @@ fn random_token() -> Result<String, IssueRefused> {
     SystemRandom::new()
         .fill(&mut bytes)
         .map_err(|_| IssueRefused::Random)?;
-    Ok(bytes.iter().map(|b| format!("{b:02x}")).collect())
+    Ok(csrf::hex(&bytes))
 }
 
 /// An RFC 6265 cookie name: an RFC 9110 token.
 fn is_token(name: &str) -> bool {
-    !name.is_empty()
-        && name
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b))
-}
-
-/// RFC 6265's cookie-octet.
-fn is_cookie_octet(b: u8) -> bool {
-    matches!(b, 0x21 | 0x23..=0x2B | 0x2D..=0x3A | 0x3C..=0x5B | 0x5D..=0x7E)
+    !name.is_empty() && name.bytes().all(headers::is_token)
 }
 
 #[cfg(test)]
