@@ -2,8 +2,9 @@
 //! server and pooled client, with nothing of courier's — no routing, no wire parameters, no
 //! layers, no header allow-lists, no session or forwarding. It sends each request on to the
 //! upstream as it came (path, query, headers; `Host` set to the upstream's) and streams the
-//! answer back, on the same runtime (tokio, two workers) and allocator (mimalloc) as
-//! `courier serve`. `benches/proxy_hop.sh` runs it beside `courier serve` and nginx, so the
+//! answer back, with the same allocator (mimalloc) as `courier serve` and, like
+//! `courier serve --threads 1` and nginx with one worker process, on one thread: a
+//! single-threaded tokio runtime. `benches/proxy_hop.sh` runs it beside `courier serve` and nginx, so the
 //! figures say what courier costs over hyper as well as over nginx.
 //!
 //! ```sh
@@ -44,7 +45,7 @@ fn main() {
         .authority()
         .expect("UPSTREAM_URL has a host")
         .clone();
-    let runtime = tokio::runtime::Builder::new_multi_thread()
+    let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .expect("a tokio runtime");

@@ -6,8 +6,9 @@
 //!   (`GET /api/request?_s=demo&_g=users&_m=get&_v=7`), which calls the backend with courier's
 //!   client (its pooled hyper-util transport and default layers) and streams the answer back,
 //!   its router served by `axum::serve`;
-//! - `courier serve`: the same proxy served by `Proxy::serve`, as `courier serve` serves it (the
-//!   header read timeout, the bound on heads, the first request's deadline, TCP_NODELAY);
+//! - `courier serve`: the same proxy served by `Proxy::serve`, as `courier serve --threads 1`
+//!   serves it (the header read timeout, the bound on heads, the first request's deadline,
+//!   TCP_NODELAY; the connections served on one worker thread of a single-threaded runtime);
 //! - `nginx`: through nginx as a reverse proxy (`proxy_pass` with an upstream keep-alive pool) in
 //!   front of the same backend.
 //!
@@ -283,7 +284,9 @@ fn main() {
     let served_addr = served_runtime.block_on(async {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let addr = listener.local_addr().unwrap();
+        // As `courier serve --threads 1` serves it: one worker thread, as nginx has one worker.
         let proxy = Proxy::new()
+            .worker_threads(1)
             .source("demo", api(backend_addr))
             .source("users", users_api(backend_addr));
         tokio::spawn(proxy.serve(listener));

@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# The proxy hop, measured as a process: `courier serve` (release), nginx and a bare hyper-util
-# proxy (benches/bare_hop.rs: hyper's server and pooled client with nothing of courier's), each a
+# The proxy hop, measured as a process: `courier serve` (release; with one worker thread, and
+# with its default of one per CPU), nginx (one worker process, and two), and a bare
+# hyper-util proxy (benches/bare_hop.rs: hyper's server and pooled client with nothing of
+# courier's, on one thread), each a
 # reverse proxy of one nginx backend answering a small JSON at /users/N, loaded with wrk at 64 connections,
 # every request another user's (distinct reads: nothing for coalescing to share). For each proxy:
 # requests per second, p50 and p99, and its CPU time per request (user and system, from
@@ -21,9 +23,10 @@ cargo build --quiet --release -p courier-cli
 bin=$(pwd)/target/release/courier
 bare_bin=$(pwd)/$(cargo bench --bench bare_hop --no-run 2>&1 | sed -n 's/.*Executable.*(\(.*\))/\1/p')
 dir=$(mktemp -d)
-trap 'kill $(cat "$dir"/*.pid 2>/dev/null) 2>/dev/null; kill $serve $bare 2>/dev/null; rm -rf "$dir"' EXIT
+trap 'kill $(cat "$dir"/*.pid 2>/dev/null) 2>/dev/null; kill $serve $serve2 $bare 2>/dev/null; rm -rf "$dir"' EXIT
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
-backend=$(free_port); proxy=$(free_port); courier=$(free_port); hyper=$(free_port)
+backend=$(free_port); proxy=$(free_port); proxy2=$(free_port); courier=$(free_port); courier2=$(free_port)
+hyper=$(free_port)
 
 cat > "$dir/backend.conf" <<EOF
 worker_processes 1;
@@ -43,22 +46,26 @@ http {
     }
 }
 EOF
-cat > "$dir/proxy.conf" <<EOF
-worker_processes 1;
-error_log $dir/proxy-error.log warn;
-pid $dir/proxy.pid;
+proxy_conf() { # NAME WORKERS PORT: nginx as a reverse proxy of the backend
+  cat > "$dir/$1.conf" <<EOF
+worker_processes $2;
+error_log $dir/$1-error.log warn;
+pid $dir/$1.pid;
 events { worker_connections 4096; }
 http {
     access_log off;
-    client_body_temp_path $dir/p1; proxy_temp_path $dir/p2; fastcgi_temp_path $dir/p3;
-    uwsgi_temp_path $dir/p4; scgi_temp_path $dir/p5;
+    client_body_temp_path $dir/$1-1; proxy_temp_path $dir/$1-2; fastcgi_temp_path $dir/$1-3;
+    uwsgi_temp_path $dir/$1-4; scgi_temp_path $dir/$1-5;
     upstream backend { server 127.0.0.1:$backend; keepalive 64; }
     server {
-        listen 127.0.0.1:$proxy;
+        listen 127.0.0.1:$3;
         location / { proxy_pass http://backend; proxy_http_version 1.1; proxy_set_header Connection ""; }
     }
 }
 EOF
+}
+proxy_conf proxy 1 "$proxy"
+proxy_conf proxy2 2 "$proxy2"
 cat > "$dir/courier.toml" <<EOF
 [sources.demo]
 base_url = "http://127.0.0.1:$backend"
@@ -78,8 +85,11 @@ script "/api/request?_s=demo&_g=users&_m=get&_v=" "$dir/courier.lua"
 
 nginx -p "$dir" -c "$dir/backend.conf" -g "daemon on;"
 nginx -p "$dir" -c "$dir/proxy.conf" -g "daemon on;"
-"$bin" serve -c "$dir/courier.toml" -l "127.0.0.1:$courier" > "$dir/serve.log" 2>&1 &
+nginx -p "$dir" -c "$dir/proxy2.conf" -g "daemon on;"
+"$bin" serve -c "$dir/courier.toml" -l "127.0.0.1:$courier" --threads 1 > "$dir/serve.log" 2>&1 &
 serve=$!
+"$bin" serve -c "$dir/courier.toml" -l "127.0.0.1:$courier2" > "$dir/serve2.log" 2>&1 &
+serve2=$!
 "$bare_bin" "127.0.0.1:$hyper" "http://127.0.0.1:$backend" > "$dir/bare.log" 2>&1 &
 bare=$!
 sleep 1
@@ -104,18 +114,22 @@ measure() { # NAME URL SCRIPT PID...
     "$(python3 -c "print(round(($after - $before) * 1e6 / $(getconf CLK_TCK) / $requests, 1))")"
 }
 nginx_worker=$(pgrep -P "$(cat "$dir/proxy.pid")")
+nginx_workers=$(pgrep -P "$(cat "$dir/proxy2.pid")" | tr '\n' ' ')
 echo "| proxy | requests/s | p50 | p99 | its CPU per request |"
 echo "|---|---|---|---|---|"
 for _ in $(seq "$rounds"); do
-  measure "nginx" "http://127.0.0.1:$proxy" "$dir/nginx.lua" "$nginx_worker"
-  measure "courier serve" "http://127.0.0.1:$courier" "$dir/courier.lua" "$serve"
+  measure "nginx (one worker)" "http://127.0.0.1:$proxy" "$dir/nginx.lua" "$nginx_worker"
+  # shellcheck disable=SC2086 # one pid per worker
+  measure "nginx (two workers)" "http://127.0.0.1:$proxy2" "$dir/nginx.lua" $nginx_workers
+  measure "courier serve --threads 1" "http://127.0.0.1:$courier" "$dir/courier.lua" "$serve"
+  measure "courier serve (one thread per CPU)" "http://127.0.0.1:$courier2" "$dir/courier.lua" "$serve2"
   measure "bare hyper-util" "http://127.0.0.1:$hyper" "$dir/nginx.lua" "$bare"
 done
 
 if $callgrind; then
   kill "$serve"; wait "$serve" 2>/dev/null || true
   valgrind --tool=callgrind --callgrind-out-file="$dir/cg" \
-    "$bin" serve -c "$dir/courier.toml" -l "127.0.0.1:$courier" > "$dir/vg.log" 2>&1 &
+    "$bin" serve -c "$dir/courier.toml" -l "127.0.0.1:$courier" --threads 1 > "$dir/vg.log" 2>&1 &
   serve=$!
   sleep 6
   wrk -t1 -c8 -d4s -s "$dir/courier.lua" "http://127.0.0.1:$courier" > /dev/null

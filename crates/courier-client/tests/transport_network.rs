@@ -241,6 +241,84 @@ async fn the_pool_reuses_one_connection() {
     assert_eq!(server.accepted(), 1);
 }
 
+/// Makes `calls` GETs of `url`, one after another, on a thread of its own running a
+/// single-threaded runtime; then holds the thread (and so its pool) until `release` is
+/// dropped.
+fn calls_on_a_thread(
+    transport: courier_core::HttpService,
+    url: String,
+    calls: usize,
+    release: std::sync::mpsc::Receiver<()>,
+) -> std::thread::JoinHandle<()> {
+    std::thread::spawn(move || {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        runtime.block_on(async {
+            for _ in 0..calls {
+                let (response, _) = get_text(&transport, &url).await.unwrap();
+                assert_eq!(response.status(), 200);
+                tokio::time::sleep(Duration::from_millis(20)).await;
+            }
+        });
+        let _ = release.recv();
+    })
+}
+
+/// Polls `done` until it holds, for up to five seconds.
+async fn eventually(done: impl Fn() -> bool) -> bool {
+    for _ in 0..250 {
+        if done() {
+            return true;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    done()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn each_single_threaded_runtime_keeps_a_pool_of_its_own_until_its_thread_ends() {
+    let server = start_http().await;
+    let url = server.url("http", "/");
+    let transport = Transport::new().build().unwrap();
+    // Two threads, each a single-threaded runtime making three calls in turn.
+    let (release, threads): (Vec<_>, Vec<_>) = (0..2)
+        .map(|_| {
+            let (release, held) = std::sync::mpsc::channel();
+            (
+                release,
+                calls_on_a_thread(transport.clone(), url.clone(), 3, held),
+            )
+        })
+        .unzip();
+    // Each thread's calls reuse the one connection its thread opened.
+    assert!(eventually(|| server.accepted() == 2).await);
+    // This multi-threaded runtime's calls share a pool of their own: one more connection. (A
+    // connection of the threads' would never answer: its task is on a runtime no longer run.)
+    for _ in 0..3 {
+        bounded(get_text(&transport, &url)).await.unwrap();
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert_eq!(server.accepted(), 3);
+    assert_eq!(server.closed(), 0);
+    // Once a thread ends, its pool goes, and with it its idle connection.
+    drop(release);
+    for thread in threads {
+        tokio::task::spawn_blocking(move || thread.join().unwrap())
+            .await
+            .unwrap();
+    }
+    assert!(
+        eventually(|| server.closed() == 2).await,
+        "the ended threads' connections are closed: {} of 2",
+        server.closed()
+    );
+    // The shared pool's connection is still there and still used.
+    bounded(get_text(&transport, &url)).await.unwrap();
+    assert_eq!(server.accepted(), 3);
+}
+
 #[tokio::test]
 async fn clones_share_the_pool_and_https_reuses_too() {
     let pki = Pki::new();

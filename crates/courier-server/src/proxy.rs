@@ -7,6 +7,7 @@ use axum::Router;
 use courier_core::ApiDef;
 use std::collections::HashMap;
 use std::fmt;
+use std::num::NonZeroUsize;
 use std::sync::Arc;
 use std::time::Duration;
 use tower_http::services::ServeDir;
@@ -35,6 +36,8 @@ pub struct Proxy {
     hub: Option<courier_live::Hub>,
     /// The sources whose client the proxy builds itself ([`Proxy::source`]).
     built: Vec<String>,
+    /// The threads [`Proxy::serve`] serves connections on, when not its own runtime.
+    worker_threads: Option<NonZeroUsize>,
 }
 
 impl Default for Proxy {
@@ -67,6 +70,7 @@ impl Proxy {
             static_dir: None,
             hub: None,
             built: Vec::new(),
+            worker_threads: None,
         }
     }
 
@@ -242,6 +246,36 @@ impl Proxy {
         self
     }
 
+    /// Serves connections on `threads` threads of the proxy's own, each a single-threaded tokio
+    /// runtime, when [`Proxy::serve`] (or [`Proxy::serve_with`]) serves it; by default, and with
+    /// `0`, on the runtime `serve` runs on.
+    ///
+    /// `serve` accepts on its own runtime and hands each connection to the thread with the
+    /// fewest open, where it is served to its end — its calls, the upstream connections they
+    /// open, its streams and sockets — as nginx's worker processes serve theirs. The tasks of
+    /// one connection then wake one another within a thread, which a work-stealing runtime
+    /// does across threads: on the same load the proxy spends about a quarter less CPU per
+    /// request (BENCHMARKS.md, "One thread per connection's work"). `courier serve` serves
+    /// this way, one thread per CPU unless told otherwise (`--threads`).
+    ///
+    /// ```
+    /// # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
+    /// use courier::server::Proxy;
+    ///
+    /// let proxy = Proxy::new().worker_threads(2);
+    /// let stop = proxy.shutdown_handle();
+    /// let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+    /// let served = tokio::spawn(proxy.serve(listener));
+    /// stop.begin();
+    /// served.await??;
+    /// # Ok(()) }
+    /// # tokio::runtime::Runtime::new().unwrap().block_on(demo()).unwrap();
+    /// ```
+    pub fn worker_threads(mut self, threads: usize) -> Self {
+        self.worker_threads = NonZeroUsize::new(threads);
+        self
+    }
+
     /// The handle that ends this proxy's streams and closes its sockets, for a graceful stop
     /// ([`Shutdown`]). Take it before [`Proxy::into_router`].
     pub fn shutdown_handle(&self) -> Shutdown {
@@ -338,9 +372,11 @@ impl Proxy {
     ) -> Result<(), ProxyError> {
         let header_read_timeout = self.header_read_timeout;
         let stop = self.shutdown.clone();
+        let threads = self.worker_threads;
         let router = app(self.into_router()?);
-        serve::serve(listener, router, header_read_timeout, stop).await;
-        Ok(())
+        serve::serve(listener, router, header_read_timeout, stop, threads)
+            .await
+            .map_err(|e| ProxyError(format!("cannot start a worker thread: {e}")))
     }
 }
 

@@ -20,10 +20,13 @@ use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
 use hyper_util::server::conn::auto::Builder;
 use hyper_util::server::graceful::GracefulShutdown;
 use std::io;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::net::SocketAddr;
+use std::num::NonZeroUsize;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
-use tokio::net::TcpListener;
+use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::{mpsc, oneshot};
 use tower::ServiceExt;
 
 /// The largest request head (request line and headers) a connection may send, as nginx's
@@ -33,19 +36,21 @@ pub(crate) const MAX_HEAD: usize = 64 * 1024;
 
 /// Serves `app` on `listener` until `stop` is begun, then lets every connection finish its
 /// request in flight (a stream or a socket is ended by `stop` itself) and returns.
+///
+/// With `threads`, the connections are served on that many threads of their own, each a
+/// single-threaded tokio runtime ([`Workers`]); without, on the runtime this runs on.
 pub(crate) async fn serve(
     listener: TcpListener,
     app: Router,
     header_read_timeout: Duration,
     stop: Shutdown,
-) {
-    let mut builder = Builder::new(TokioExecutor::new());
-    builder
-        .http1()
-        .timer(TokioTimer::new())
-        .header_read_timeout(header_read_timeout)
-        .max_buf_size(MAX_HEAD);
-    builder.http2().timer(TokioTimer::new());
+    threads: Option<NonZeroUsize>,
+) -> io::Result<()> {
+    let server = Server::new(app, header_read_timeout);
+    let mut workers = match threads {
+        Some(threads) => Some(Workers::start(threads, &server)?),
+        None => None,
+    };
     let graceful = GracefulShutdown::new();
     loop {
         let (stream, peer) = tokio::select! {
@@ -58,9 +63,55 @@ pub(crate) async fn serve(
             },
             () = stop.begun() => break,
         };
+        match &mut workers {
+            Some(workers) => workers.hand(stream, peer),
+            None => server.connection(stream, peer, &graceful, ()),
+        }
+    }
+    drop(listener);
+    if let Some(workers) = workers {
+        workers.stop().await;
+    }
+    graceful.shutdown().await;
+    Ok(())
+}
+
+/// What serving one connection takes: the app, and hyper's server configured once.
+#[derive(Clone)]
+struct Server {
+    app: Router,
+    builder: Builder<TokioExecutor>,
+    header_read_timeout: Duration,
+}
+
+impl Server {
+    fn new(app: Router, header_read_timeout: Duration) -> Self {
+        let mut builder = Builder::new(TokioExecutor::new());
+        builder
+            .http1()
+            .timer(TokioTimer::new())
+            .header_read_timeout(header_read_timeout)
+            .max_buf_size(MAX_HEAD);
+        builder.http2().timer(TokioTimer::new());
+        Self {
+            app,
+            builder,
+            header_read_timeout,
+        }
+    }
+
+    /// Serves `stream` in a task of the current runtime, watched by `graceful`; `held` is
+    /// dropped when the connection ends.
+    fn connection(
+        &self,
+        stream: TcpStream,
+        peer: SocketAddr,
+        graceful: &GracefulShutdown,
+        held: impl Send + 'static,
+    ) {
         // Small responses and SSE events go out at once, as nginx's `tcp_nodelay on` does.
         let _ = stream.set_nodelay(true);
-        let app = app.clone();
+        let app = self.app.clone();
         let spoke = Arc::new(AtomicBool::new(false));
         let first = Arc::clone(&spoke);
         let service = hyper::service::service_fn(move |mut request: http::Request<Incoming>| {
@@ -68,11 +119,14 @@ pub(crate) async fn serve(
             request.extensions_mut().insert(ConnectInfo(peer));
             app.clone().oneshot(request.map(axum::body::Body::new))
         });
-        let connection = builder
+        let connection = self
+            .builder
             .serve_connection_with_upgrades(TokioIo::new(stream), service)
             .into_owned();
         let connection = graceful.watch(connection);
+        let header_read_timeout = self.header_read_timeout;
         tokio::spawn(async move {
+            let _held = held;
             tokio::pin!(connection);
             let first_head = tokio::time::sleep(header_read_timeout);
             tokio::pin!(first_head);
@@ -95,8 +149,108 @@ pub(crate) async fn serve(
             }
         });
     }
-    drop(listener);
-    graceful.shutdown().await;
+}
+
+/// Threads serving the connections handed to them, each a single-threaded tokio runtime, as
+/// nginx's worker processes are: a connection is served start to end on the thread it was
+/// handed to, so its tasks wake one another within one thread, without the cross-thread
+/// wake-ups of a work-stealing runtime (measured in BENCHMARKS.md, "One thread per
+/// connection's work").
+///
+/// The accepting runtime hands each connection to the thread with the fewest open, so
+/// long-lived streams and sockets spread as requests do.
+struct Workers {
+    threads: Vec<Worker>,
+}
+
+struct Worker {
+    /// `None` once the worker is told to stop.
+    connections: Option<mpsc::UnboundedSender<(std::net::TcpStream, SocketAddr, Open)>>,
+    open: Arc<AtomicUsize>,
+    stopped: oneshot::Receiver<()>,
+    /// Dropped before the worker has stopped (the serving future was dropped), it cuts the
+    /// worker's connections off at once.
+    _abort: oneshot::Sender<()>,
+}
+
+impl Workers {
+    fn start(threads: NonZeroUsize, server: &Server) -> io::Result<Self> {
+        let threads = (0..threads.get())
+            .map(|index| Worker::start(index, server.clone()))
+            .collect::<io::Result<_>>()?;
+        Ok(Self { threads })
+    }
+
+    /// Hands `stream` to the worker with the fewest open connections.
+    fn hand(&mut self, stream: TcpStream, peer: SocketAddr) {
+        let Some(worker) = self
+            .threads
+            .iter()
+            .filter(|worker| worker.connections.is_some())
+            .min_by_key(|worker| worker.open.load(Ordering::Relaxed))
+        else {
+            return;
+        };
+        // Counted as the worker's from now, so the next connection goes elsewhere even before
+        // this worker has taken it.
+        let open = Open::count(&worker.open);
+        // The accepting runtime's registration goes; the worker's runtime registers it again.
+        let Ok(stream) = stream.into_std() else {
+            return;
+        };
+        if let Some(connections) = &worker.connections {
+            let _ = connections.send((stream, peer, open));
+        }
+    }
+
+    /// Tells every worker to stop, and waits until each has let its connections finish.
+    async fn stop(mut self) {
+        for worker in &mut self.threads {
+            worker.connections = None;
+        }
+        for worker in &mut self.threads {
+            let _ = (&mut worker.stopped).await;
+        }
+    }
+}
+
+impl Worker {
+    fn start(index: usize, server: Server) -> io::Result<Self> {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()?;
+        let (connections, mut handed) = mpsc::unbounded_channel();
+        let (done, stopped) = oneshot::channel();
+        let (abort, aborted) = oneshot::channel::<()>();
+        std::thread::Builder::new()
+            .name(format!("courier-worker-{index}"))
+            .spawn(move || {
+                runtime.block_on(async move {
+                    let graceful = GracefulShutdown::new();
+                    let serving = async {
+                        while let Some((stream, peer, open)) = handed.recv().await {
+                            if let Ok(stream) = TcpStream::from_std(stream) {
+                                server.connection(stream, peer, &graceful, open);
+                            }
+                        }
+                        graceful.shutdown().await;
+                    };
+                    tokio::select! {
+                        () = serving => {}
+                        _ = aborted => {}
+                    }
+                });
+                // The runtime goes here, and every task still on it.
+                drop(runtime);
+                let _ = done.send(());
+            })?;
+        Ok(Self {
+            connections: Some(connections),
+            open: Arc::new(AtomicUsize::new(0)),
+            stopped,
+            _abort: abort,
+        })
+    }
 }
 
 /// After a failed accept: a connection that went away before it was accepted is nothing; any
@@ -113,4 +267,20 @@ async fn accept_failed(e: io::Error) {
     }
     tracing::error!(error = %e, "accepting a connection failed");
     tokio::time::sleep(Duration::from_secs(1)).await;
+}
+
+/// One open connection of a worker's count, for as long as it is held.
+struct Open(Arc<AtomicUsize>);
+
+impl Open {
+    fn count(open: &Arc<AtomicUsize>) -> Self {
+        open.fetch_add(1, Ordering::Relaxed);
+        Self(Arc::clone(open))
+    }
+}
+
+impl Drop for Open {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::Relaxed);
+    }
 }

@@ -100,17 +100,23 @@ impl TlsOptions {
     }
 }
 
-/// A running test server: its address and the connections it accepted.
+/// A running test server: its address, the connections it accepted and those that ended.
 pub struct Server {
     /// Where it listens.
     pub addr: SocketAddr,
     accepted: Arc<AtomicUsize>,
+    closed: Arc<AtomicUsize>,
 }
 
 impl Server {
     /// How many connections it accepted.
     pub fn accepted(&self) -> usize {
         self.accepted.load(Ordering::SeqCst)
+    }
+
+    /// How many of them have ended (the client closed it, or it failed).
+    pub fn closed(&self) -> usize {
+        self.closed.load(Ordering::SeqCst)
     }
 
     /// `scheme://addr/path`.
@@ -176,7 +182,7 @@ pub async fn start_http() -> Server {
 }
 
 /// Listens on 127.0.0.1, counting the connections it accepts and handing each to `connection`
-/// in a task of its own.
+/// in a task of its own, counting those that end.
 async fn start<F, Fut>(connection: F) -> Server
 where
     F: Fn(TcpStream) -> Fut + Send + 'static,
@@ -185,14 +191,24 @@ where
     let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
     let accepted = Arc::new(AtomicUsize::new(0));
-    let count = accepted.clone();
+    let closed = Arc::new(AtomicUsize::new(0));
+    let (count, ended) = (accepted.clone(), closed.clone());
     tokio::spawn(async move {
         while let Ok((stream, _)) = listener.accept().await {
             count.fetch_add(1, Ordering::SeqCst);
-            tokio::spawn(connection(stream));
+            let served = connection(stream);
+            let ended = ended.clone();
+            tokio::spawn(async move {
+                served.await;
+                ended.fetch_add(1, Ordering::SeqCst);
+            });
         }
     });
-    Server { addr, accepted }
+    Server {
+        addr,
+        accepted,
+        closed,
+    }
 }
 
 /// A CONNECT proxy that records each request line and tunnels only to 127.0.0.1; anything else

@@ -1,5 +1,5 @@
 //! `courier serve --config FILE --listen ADDR [--body-limit BYTES] [--header-read-timeout-ms MS]
-//! [--body-read-timeout-ms MS] [--static DIR] [--grace-ms MS]`: the proxy route for every source
+//! [--body-read-timeout-ms MS] [--static DIR] [--grace-ms MS] [--threads N]`: the proxy route for every source
 //! in the file, at the paths of its `[proxy]` table, until Ctrl-C or SIGTERM; and, with
 //! `--static` or the file's `[static] dir`, the app's static front end at every other path, so
 //! the page and the proxy share one origin.
@@ -13,6 +13,10 @@
 //! that Redis (`courier_redis::RedisBus`): it connects before it binds, and a Redis it cannot
 //! reach is a configuration error (exit 2, `CONFIG_IO` at `bus.redis`); later outages are
 //! weathered (see the bus's docs).
+//!
+//! Connections are served on `--threads` threads (one per CPU by default), each a
+//! single-threaded runtime that serves the connections it is handed to their end, as nginx's
+//! worker processes do ([`Proxy::worker_threads`]).
 //!
 //! Once the socket is bound it prints `listening on http://ADDR` (the bound address, so
 //! `--listen 127.0.0.1:0` tells the port it got) on stdout. On Ctrl-C or SIGTERM it stops
@@ -34,6 +38,7 @@ use courier_core::{ConfigurationError, ErrorCode};
 use courier_redis::RedisBus;
 use courier_server::Proxy;
 use std::net::SocketAddr;
+use std::num::NonZeroUsize;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
@@ -83,6 +88,11 @@ pub(crate) struct ServeArgs {
     /// milliseconds.
     #[arg(long, value_name = "MS", default_value_t = 10_000)]
     pub(crate) grace_ms: u64,
+
+    /// How many threads serve connections, each a single-threaded runtime serving the
+    /// connections it is handed to their end. Default: one per CPU.
+    #[arg(long, value_name = "N")]
+    pub(crate) threads: Option<NonZeroUsize>,
 }
 
 /// Serves until a shutdown signal.
@@ -138,7 +148,14 @@ pub(crate) fn run(args: &ServeArgs) -> ExitCode {
             e.to_string(),
         ));
     }
-    let runtime = match tokio::runtime::Builder::new_multi_thread()
+    let threads = args
+        .threads
+        .or_else(|| std::thread::available_parallelism().ok())
+        .map_or(1, NonZeroUsize::get);
+    proxy = proxy.worker_threads(threads);
+    // This runtime accepts, and runs the bus and the signals; the connections are served on the
+    // proxy's worker threads.
+    let runtime = match tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
     {

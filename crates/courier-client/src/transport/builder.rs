@@ -177,13 +177,13 @@ impl Transport {
                 Connector::new(HttpsConnector::from((tunnel, tls)), self.connect_timeout)
             }
         };
-        let client = Client::builder(TokioExecutor::new())
+        let mut builder = Client::builder(TokioExecutor::new());
+        builder
             .pool_timer(TokioTimer::new())
             .pool_idle_timeout(self.pool_idle_timeout)
             .pool_max_idle_per_host(self.pool_max_idle_per_host)
-            .http2_only(self.http2_only)
-            .build(connector);
-        Ok(Pooled::new(client, self.http2_only))
+            .http2_only(self.http2_only);
+        Ok(Pooled::new(builder, connector, self.http2_only))
     }
 }
 

@@ -7,12 +7,15 @@ use courier_core::{Body, BoxError, HttpService};
 use http::header::{Entry, HOST};
 use http::uri::Scheme;
 use http::{HeaderValue, Request, Response};
-use hyper_util::client::legacy::{Client, ResponseFuture};
+use hyper_util::client::legacy::{Builder, Client, ResponseFuture};
+use std::cell::RefCell;
 use std::fmt;
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, Weak};
 use std::task::{Context, Poll};
+use std::thread::ThreadId;
+use tokio::runtime::{Handle, RuntimeFlavor};
 
 /// A transport as the client's layers call it: the default one ([`Pooled`]) concretely, or any
 /// other ([`Fetch`](courier_core::Fetch)) type-erased.
@@ -29,21 +32,120 @@ pub(crate) fn erase(transport: TransportService) -> HttpService {
 
 /// hyper-util's pooled client over courier's [`Connector`], as a `tower::Service`: hyper's
 /// `Incoming` body wrapped (still streaming) in [`Body`], hyper-util's error boxed whole so its
-/// chain of causes stays intact. A clone is a reference count: the client sits behind an `Arc`.
+/// chain of causes stays intact. A clone is a reference count: the pools sit behind an `Arc`.
 #[derive(Clone)]
 pub(crate) struct Pooled {
-    client: Arc<Client<Connector, Body>>,
+    pools: Arc<Pools>,
     /// Whether `http://` requests go over HTTP/1.1 (no HTTP/2 prior knowledge): then
     /// [`set_host`] names the host.
     plain_http1: bool,
 }
 
 impl Pooled {
-    /// `client`, which speaks HTTP/2 with prior knowledge when `http2_only`.
-    pub(crate) fn new(client: Client<Connector, Body>, http2_only: bool) -> Self {
+    /// Clients `builder` builds over `connector`, which speak HTTP/2 with prior knowledge when
+    /// `http2_only`.
+    pub(crate) fn new(builder: Builder, connector: Connector, http2_only: bool) -> Self {
         Self {
-            client: Arc::new(client),
+            pools: Arc::new(Pools {
+                shared: builder.build(connector.clone()),
+                builder,
+                connector,
+                local: Mutex::new(Vec::new()),
+            }),
             plain_http1: !http2_only,
+        }
+    }
+}
+
+/// hyper-util's client over courier's connector: one connection pool.
+type HyperClient = Client<Connector, Body>;
+
+/// The per-thread pools of one transport, with the thread each belongs to.
+type ThreadPools = Vec<(ThreadId, Arc<HyperClient>)>;
+
+/// The connection pools of one transport: one for the calls made on multi-threaded runtimes,
+/// and one for each thread running a single-threaded runtime that made calls.
+///
+/// The one optimisation of the pools, and the reason there is more than one: hyper-util's
+/// client runs each connection in a task of the runtime that opened it, and a call on another
+/// thread then wakes that task across threads (a system call) to send, and is woken back across
+/// threads for the answer. A single-threaded runtime's calls use connections its own thread
+/// opened, so those wake-ups stay on the thread — what `courier serve`'s worker threads need
+/// (BENCHMARKS.md, "One thread per connection's work"). A multi-threaded runtime moves tasks
+/// between its threads anyway, so its calls share one pool.
+struct Pools {
+    shared: HyperClient,
+    builder: Builder,
+    connector: Connector,
+    /// The per-thread pools, owned here (a thread only refers to its own), each removed when
+    /// its thread ends.
+    local: Mutex<ThreadPools>,
+}
+
+/// A thread's reference to its pool of one transport.
+struct LocalPool {
+    pools: Weak<Pools>,
+    client: Weak<HyperClient>,
+}
+
+/// This thread's pools, of each transport a single-threaded runtime here called through. When
+/// the thread ends, each is removed from its transport.
+struct LocalPools(Vec<LocalPool>);
+
+impl Drop for LocalPools {
+    fn drop(&mut self) {
+        let thread = std::thread::current().id();
+        for local in &self.0 {
+            if let Some(pools) = local.pools.upgrade() {
+                pools.lock_local().retain(|(owner, _)| *owner != thread);
+            }
+        }
+    }
+}
+
+thread_local! {
+    static LOCAL_POOLS: RefCell<LocalPools> = const { RefCell::new(LocalPools(Vec::new())) };
+}
+
+impl Pools {
+    fn lock_local(&self) -> std::sync::MutexGuard<'_, ThreadPools> {
+        // The list stays whole whatever panicked while it was held: each change is one call.
+        self.local
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// Sends `request` through the pool of the calling thread's kind of runtime.
+    fn request(self: &Arc<Self>, runtime: &Handle, request: Request<Body>) -> ResponseFuture {
+        if runtime.runtime_flavor() != RuntimeFlavor::CurrentThread {
+            return self.shared.request(request);
+        }
+        let client = LOCAL_POOLS
+            .try_with(|locals| {
+                let mut locals = locals.borrow_mut();
+                let found = locals
+                    .0
+                    .iter()
+                    .find(|local| std::ptr::eq(local.pools.as_ptr(), Arc::as_ptr(self)))
+                    .and_then(|local| local.client.upgrade());
+                found.unwrap_or_else(|| {
+                    let client = Arc::new(self.builder.build(self.connector.clone()));
+                    self.lock_local()
+                        .push((std::thread::current().id(), Arc::clone(&client)));
+                    // Entries of transports since dropped go as a new one comes.
+                    locals.0.retain(|local| local.client.strong_count() > 0);
+                    locals.0.push(LocalPool {
+                        pools: Arc::downgrade(self),
+                        client: Arc::downgrade(&client),
+                    });
+                    client
+                })
+            })
+            .ok();
+        match client {
+            Some(client) => client.request(request),
+            // The thread is ending: the shared pool serves.
+            None => self.shared.request(request),
         }
     }
 }
@@ -67,14 +169,14 @@ impl tower::Service<Request<Body>> for Pooled {
     fn call(&mut self, mut request: Request<Body>) -> PooledFuture {
         // hyper-util spawns onto the current tokio runtime when the future is polled, and would
         // panic without one: fail the call instead.
-        if tokio::runtime::Handle::try_current().is_err() {
+        let Ok(runtime) = Handle::try_current() else {
             return PooledFuture { response: None };
-        }
+        };
         if self.plain_http1 && request.uri().scheme() == Some(&Scheme::HTTP) {
             set_host(&mut request);
         }
         PooledFuture {
-            response: Some(self.client.request(request)),
+            response: Some(self.pools.request(&runtime, request)),
         }
     }
 }

@@ -1,6 +1,7 @@
 //! The site under attack: a recording upstream on 127.0.0.1, a `Proxy` in front of it served
-//! by `Proxy::serve` (the path `courier serve` takes), and raw HTTP/1.1 over TCP to talk to it
-//! as an attacker does, byte for byte.
+//! by `Proxy::serve` on worker threads of its own (the path `courier serve` takes; mounted in
+//! an app, on the test's runtime), and raw HTTP/1.1 over TCP to talk to it as an attacker does,
+//! byte for byte.
 
 use axum::extract::ws::{Message, WebSocketUpgrade};
 use axum::extract::{Request, State};
@@ -201,25 +202,31 @@ impl Site {
     }
 }
 
-/// The proxy as `courier serve` runs it, in front of a fresh recording upstream.
+/// The proxy as `courier serve` runs it (on worker threads of its own), in front of a fresh
+/// recording upstream.
 pub(crate) async fn site() -> Site {
-    site_with(|router| router).await
+    site_of(|router| router, None, 2).await
 }
 
 /// As [`site`], the proxy's router made into an app by `app` (an axum app mounting `Proxy`).
 pub(crate) async fn site_with(app: fn(Router) -> Router) -> Site {
-    site_of(app, None).await
+    site_of(app, None, 0).await
 }
 
 /// As [`site`], the proxy also serving the files under `dir` (`Proxy::static_dir`).
 pub(crate) async fn site_with_files(dir: &std::path::Path) -> Site {
-    site_of(|router| router, Some(dir)).await
+    site_of(|router| router, Some(dir), 2).await
 }
 
-async fn site_of(app: fn(Router) -> Router, files: Option<&std::path::Path>) -> Site {
+/// `threads`: the proxy's worker threads, or `0` to serve on the test's runtime.
+async fn site_of(
+    app: fn(Router) -> Router,
+    files: Option<&std::path::Path>,
+    threads: usize,
+) -> Site {
     let (upstream, recorder) = upstream().await;
     let joins = Arc::new(AtomicUsize::new(0));
-    let mut proxy = Proxy::new();
+    let mut proxy = Proxy::new().worker_threads(threads);
     if let Some(dir) = files {
         proxy = proxy.static_dir(dir);
     }
