@@ -79,14 +79,19 @@ pub fn why_never_crosses(name: &str) -> Option<&'static str> {
 }
 
 /// The headers that `headers`' `connection` header names: RFC 9110 §7.6.1 makes them hop-by-hop
-/// as well, meant for this connection only. Empty (and nothing allocated) without one.
+/// as well, meant for this connection only. Names that are hop-by-hop by themselves
+/// ([`is_hop_by_hop`]: `keep-alive`, say) are left out, as whoever removes these removes those
+/// anyway: the usual `Connection: keep-alive` gives an empty list, and nothing is allocated, as
+/// without a `connection` header.
 pub fn named_by_connection(headers: &HeaderMap) -> Vec<HeaderName> {
     headers
         .get_all(CONNECTION)
         .iter()
         .filter_map(|value| value.to_str().ok())
         .flat_map(|value| value.split(','))
-        .filter_map(|token| HeaderName::from_bytes(token.trim().as_bytes()).ok())
+        .map(str::trim)
+        .filter(|token| !HOP_BY_HOP.iter().any(|hop| token.eq_ignore_ascii_case(hop)))
+        .filter_map(|token| HeaderName::from_bytes(token.as_bytes()).ok())
         .collect()
 }
 
@@ -127,11 +132,15 @@ mod tests {
             CONNECTION,
             HeaderValue::from_static("close, X-Tenant ,bad name"),
         );
-        headers.append(CONNECTION, HeaderValue::from_static("keep-alive"));
+        headers.append(
+            CONNECTION,
+            HeaderValue::from_static("Keep-Alive, upgrade, Foo"),
+        );
         headers.insert("x-tenant", HeaderValue::from_static("acme"));
         let named = named_by_connection(&headers);
         let named: Vec<&str> = named.iter().map(HeaderName::as_str).collect();
-        assert_eq!(named, ["close", "x-tenant", "keep-alive"]);
+        // The hop-by-hop ones, removed anyway, are not listed.
+        assert_eq!(named, ["close", "x-tenant", "foo"]);
         assert!(named_by_connection(&HeaderMap::new()).is_empty());
     }
 }
