@@ -12,6 +12,9 @@
 #
 #   bash benches/proxy_hop.sh [--callgrind] [ROUNDS]
 #
+# With COURIER_BEFORE=/path/to/another/courier, that build's `courier serve` is measured in
+# each round too, for a before and after on the same load.
+#
 # Needs nginx, wrk (and valgrind for --callgrind): apt-get install nginx-light wrk valgrind.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -23,7 +26,7 @@ cargo build --quiet --release -p courier-cli
 bin=$(pwd)/target/release/courier
 bare_bin=$(pwd)/$(cargo bench --bench bare_hop --no-run 2>&1 | sed -n 's/.*Executable.*(\(.*\))/\1/p')
 dir=$(mktemp -d)
-trap 'kill $(cat "$dir"/*.pid 2>/dev/null) 2>/dev/null; kill $serve $serve2 $bare 2>/dev/null; rm -rf "$dir"' EXIT
+trap 'kill $(cat "$dir"/*.pid 2>/dev/null) 2>/dev/null; kill $serve $serve2 $before $bare 2>/dev/null; rm -rf "$dir"' EXIT
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 backend=$(free_port); proxy=$(free_port); proxy2=$(free_port); courier=$(free_port); courier2=$(free_port)
 hyper=$(free_port)
@@ -90,6 +93,13 @@ nginx -p "$dir" -c "$dir/proxy2.conf" -g "daemon on;"
 serve=$!
 "$bin" serve -c "$dir/courier.toml" -l "127.0.0.1:$courier2" > "$dir/serve2.log" 2>&1 &
 serve2=$!
+# Another build of courier to set beside this one (its default flags), when one is named.
+before=
+if [ -n "${COURIER_BEFORE:-}" ]; then
+  courier3=$(free_port)
+  "$COURIER_BEFORE" serve -c "$dir/courier.toml" -l "127.0.0.1:$courier3" > "$dir/serve3.log" 2>&1 &
+  before=$!
+fi
 "$bare_bin" "127.0.0.1:$hyper" "http://127.0.0.1:$backend" > "$dir/bare.log" 2>&1 &
 bare=$!
 sleep 1
@@ -123,6 +133,9 @@ for _ in $(seq "$rounds"); do
   measure "nginx (two workers)" "http://127.0.0.1:$proxy2" "$dir/nginx.lua" $nginx_workers
   measure "courier serve --threads 1" "http://127.0.0.1:$courier" "$dir/courier.lua" "$serve"
   measure "courier serve (one thread per CPU)" "http://127.0.0.1:$courier2" "$dir/courier.lua" "$serve2"
+  if [ -n "$before" ]; then
+    measure "courier serve, $COURIER_BEFORE" "http://127.0.0.1:$courier3" "$dir/courier.lua" "$before"
+  fi
   measure "bare hyper-util" "http://127.0.0.1:$hyper" "$dir/nginx.lua" "$bare"
 done
 

@@ -16,6 +16,9 @@ use std::time::Duration;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
+mod support;
+use support::closed_within;
+
 /// An upstream answering `/users/{id}` with that user, and `/slow` after 300 ms.
 async fn upstream() -> SocketAddr {
     let app = Router::new()
@@ -118,21 +121,6 @@ async fn get_once(addr: SocketAddr, target: &str) -> String {
     String::from_utf8_lossy(&response).into_owned()
 }
 
-/// Whether the server closes `tcp` within five seconds.
-async fn closed(tcp: &mut TcpStream) -> bool {
-    let mut buf = [0u8; 1024];
-    tokio::time::timeout(Duration::from_secs(5), async {
-        loop {
-            match tcp.read(&mut buf).await {
-                Ok(0) | Err(_) => return,
-                Ok(_) => {}
-            }
-        }
-    })
-    .await
-    .is_ok()
-}
-
 #[tokio::test]
 async fn each_connection_goes_to_the_thread_with_the_fewest_open_and_is_served_there() {
     let (addr, _stop, _served) = serve(2).await;
@@ -226,7 +214,10 @@ async fn a_graceful_stop_lets_calls_in_flight_finish_then_ends_the_threads() {
     let answer = slow.await.unwrap();
     assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
     assert!(answer.contains(r#"{"slow":true}"#), "{answer}");
-    assert!(closed(&mut stream).await, "the open stream is cut short");
+    assert!(
+        closed_within(&mut stream, Duration::from_secs(5)).await,
+        "the open stream is cut short"
+    );
     tokio::time::timeout(Duration::from_secs(10), served)
         .await
         .expect("serving ends within 10 s")
@@ -244,7 +235,7 @@ async fn dropping_the_serving_future_cuts_the_threads_connections_off() {
     let (mut stream, _) = open_stream(addr).await;
     served.abort();
     assert!(
-        closed(&mut stream).await,
+        closed_within(&mut stream, Duration::from_secs(5)).await,
         "the stream's connection is closed with its thread"
     );
 }

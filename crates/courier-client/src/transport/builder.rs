@@ -118,8 +118,9 @@ impl Transport {
         self
     }
 
-    /// At most this many idle connections are kept per host. Default: no limit; `0` turns
-    /// pooling off.
+    /// At most this many idle connections are kept per host, in each of the transport's pools
+    /// (one for multi-threaded runtimes, one per thread of a single-threaded runtime). Default:
+    /// no limit; `0` turns pooling off.
     pub fn pool_max_idle_per_host(mut self, max: usize) -> Self {
         self.pool_max_idle_per_host = max;
         self

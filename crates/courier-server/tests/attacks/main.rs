@@ -5,6 +5,8 @@
 //! afterwards. docs/SECURITY.md names the test behind each defence.
 
 mod harness;
+#[path = "../support/mod.rs"]
+mod support;
 
 mod body;
 mod exposure;

@@ -6,25 +6,11 @@
 use crate::harness::{
     exchange_within, site, site_with, still_serves, timed, BODY_READ_TIMEOUT, HEADER_READ_TIMEOUT,
 };
+use crate::support::closed_within;
 use axum::routing::get;
 use std::time::Duration;
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::io::AsyncWriteExt;
 use tokio::net::TcpStream;
-
-/// Reads until the server closes the connection, for at most `within`; `true` when it did.
-async fn closed_within(tcp: &mut TcpStream, within: Duration) -> bool {
-    let mut buf = [0u8; 4096];
-    tokio::time::timeout(within, async {
-        loop {
-            match tcp.read(&mut buf).await {
-                Ok(0) | Err(_) => return,
-                Ok(_) => {}
-            }
-        }
-    })
-    .await
-    .is_ok()
-}
 
 #[tokio::test]
 async fn half_a_head_is_cut_off_at_the_header_read_timeout() {

@@ -1,5 +1,5 @@
-//! What the proxy's integration tests share: an app served on 127.0.0.1, and the JSON of a
-//! socket's next text message.
+//! What the proxy's integration tests share: an app served on 127.0.0.1, the JSON of a
+//! socket's next text message, and whether the server closes a connection.
 
 // Each test binary uses the part it needs.
 #![allow(dead_code, unused_imports)]
@@ -26,4 +26,20 @@ pub(crate) async fn next_json(ws: &mut Socket) -> Value {
             return serde_json::from_str(text.as_str()).unwrap();
         }
     }
+}
+
+/// Reads until the server closes the connection, for at most `within`; `true` when it did.
+pub(crate) async fn closed_within(tcp: &mut tokio::net::TcpStream, within: Duration) -> bool {
+    use tokio::io::AsyncReadExt;
+    let mut buf = [0u8; 4096];
+    tokio::time::timeout(within, async {
+        loop {
+            match tcp.read(&mut buf).await {
+                Ok(0) | Err(_) => return,
+                Ok(_) => {}
+            }
+        }
+    })
+    .await
+    .is_ok()
 }
