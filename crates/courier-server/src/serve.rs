@@ -181,25 +181,35 @@ impl Workers {
         Ok(Self { threads })
     }
 
-    /// Hands `stream` to the worker with the fewest open connections.
+    /// Hands `stream` to the worker with the fewest open connections. A worker whose thread
+    /// has ended (it cannot take connections any more) is passed over from then on.
     fn hand(&mut self, stream: TcpStream, peer: SocketAddr) {
-        let Some(worker) = self
-            .threads
-            .iter()
-            .filter(|worker| worker.connections.is_some())
-            .min_by_key(|worker| worker.open.load(Ordering::Relaxed))
-        else {
-            return;
-        };
-        // Counted as the worker's from now, so the next connection goes elsewhere even before
-        // this worker has taken it.
-        let open = Open::count(&worker.open);
         // The accepting runtime's registration goes; the worker's runtime registers it again.
-        let Ok(stream) = stream.into_std() else {
+        let Ok(mut stream) = stream.into_std() else {
             return;
         };
-        if let Some(connections) = &worker.connections {
-            let _ = connections.send((stream, peer, open));
+        loop {
+            let Some(worker) = self
+                .threads
+                .iter_mut()
+                .filter(|worker| worker.connections.is_some())
+                .min_by_key(|worker| worker.open.load(Ordering::Relaxed))
+            else {
+                return;
+            };
+            // Counted as the worker's from now, so the next connection goes elsewhere even
+            // before this worker has taken it.
+            let open = Open::count(&worker.open);
+            let Some(connections) = &worker.connections else {
+                return;
+            };
+            match connections.send((stream, peer, open)) {
+                Ok(()) => return,
+                Err(mpsc::error::SendError((back, _, _))) => {
+                    worker.connections = None;
+                    stream = back;
+                }
+            }
         }
     }
 
@@ -282,5 +292,52 @@ impl Open {
 impl Drop for Open {
     fn drop(&mut self) {
         self.0.fetch_sub(1, Ordering::Relaxed);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A worker fed by a channel of the test's: its thread is `receiver`.
+    fn worker() -> (
+        Worker,
+        mpsc::UnboundedReceiver<(std::net::TcpStream, SocketAddr, Open)>,
+    ) {
+        let (connections, receiver) = mpsc::unbounded_channel();
+        let (_done, stopped) = oneshot::channel();
+        let (abort, _aborted) = oneshot::channel();
+        let worker = Worker {
+            connections: Some(connections),
+            open: Arc::new(AtomicUsize::new(0)),
+            stopped,
+            _abort: abort,
+        };
+        (worker, receiver)
+    }
+
+    #[tokio::test]
+    async fn a_worker_whose_thread_ended_is_passed_over() {
+        let (ended, gone) = worker();
+        drop(gone);
+        let (live, mut handed) = worker();
+        let mut workers = Workers {
+            threads: vec![ended, live],
+        };
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        for _ in 0..2 {
+            let _client = tokio::net::TcpStream::connect(addr).await.unwrap();
+            let (stream, peer) = listener.accept().await.unwrap();
+            workers.hand(stream, peer);
+        }
+        // Both connections reached the live worker, and only its count holds them.
+        assert!(workers.threads[0].connections.is_none());
+        assert_eq!(workers.threads[0].open.load(Ordering::Relaxed), 0);
+        assert_eq!(workers.threads[1].open.load(Ordering::Relaxed), 2);
+        assert!(handed.try_recv().is_ok());
+        assert!(handed.try_recv().is_ok());
+        // A connection's count goes with it.
+        assert_eq!(workers.threads[1].open.load(Ordering::Relaxed), 0);
     }
 }
