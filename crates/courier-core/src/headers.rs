@@ -61,6 +61,11 @@ pub fn is_hop_by_hop(name: &HeaderName) -> bool {
         || name.as_str() == "proxy-connection"
 }
 
+/// Whether `name`, in any case, is a hop-by-hop header's.
+fn names_hop_by_hop(name: &str) -> bool {
+    HOP_BY_HOP.iter().any(|hop| name.eq_ignore_ascii_case(hop))
+}
+
 /// Why a header named `name` (in any case) never crosses, or `None` when it may.
 pub fn why_never_crosses(name: &str) -> Option<&'static str> {
     if name.eq_ignore_ascii_case("host") {
@@ -69,13 +74,10 @@ pub fn why_never_crosses(name: &str) -> Option<&'static str> {
              base URL, never from the browser",
         );
     }
-    HOP_BY_HOP
-        .iter()
-        .any(|hop| name.eq_ignore_ascii_case(hop))
-        .then_some(
-            "is a hop-by-hop header: it describes one connection, and the proxy's two \
+    names_hop_by_hop(name).then_some(
+        "is a hop-by-hop header: it describes one connection, and the proxy's two \
              connections each have their own",
-        )
+    )
 }
 
 /// The headers that `headers`' `connection` header names: RFC 9110 §7.6.1 makes them hop-by-hop
@@ -90,7 +92,7 @@ pub fn named_by_connection(headers: &HeaderMap) -> Vec<HeaderName> {
         .filter_map(|value| value.to_str().ok())
         .flat_map(|value| value.split(','))
         .map(str::trim)
-        .filter(|token| !HOP_BY_HOP.iter().any(|hop| token.eq_ignore_ascii_case(hop)))
+        .filter(|token| !names_hop_by_hop(token))
         .filter_map(|token| HeaderName::from_bytes(token.as_bytes()).ok())
         .collect()
 }
