@@ -2,6 +2,7 @@
 
 use super::connect::{check_proxy, with_default_port, Connector, Resolver};
 use super::error::TransportError;
+use super::http1::Limits;
 use super::pooled::Pooled;
 use super::tls::{client_config, Roots, TlsSettings};
 use courier_core::{ClientIdentity, Dispatcher, HttpService};
@@ -184,7 +185,11 @@ impl Transport {
             .pool_idle_timeout(self.pool_idle_timeout)
             .pool_max_idle_per_host(self.pool_max_idle_per_host)
             .http2_only(self.http2_only);
-        Ok(Pooled::new(builder, connector, self.http2_only))
+        let limits = Limits {
+            idle_timeout: self.pool_idle_timeout,
+            max_idle_per_host: self.pool_max_idle_per_host,
+        };
+        Ok(Pooled::new(builder, connector, self.http2_only, limits))
     }
 }
 

@@ -1,6 +1,7 @@
 //! [`classify`]: which kind of network failure an error from the transport is.
 
 use super::connect::{ConnectTimeout, DnsError};
+use super::http1::ConnectFailed;
 use courier_core::BoxError;
 use std::error::Error as StdError;
 use std::fmt;
@@ -127,6 +128,7 @@ fn decide(error: &(dyn StdError + 'static), connect: &mut bool) -> Option<Networ
     if let Some(error) = error.downcast_ref::<hyper_util::client::legacy::Error>() {
         *connect |= error.is_connect();
     }
+    *connect |= error.is::<ConnectFailed>();
     None
 }
 

@@ -7,6 +7,7 @@ mod cache;
 mod classify;
 mod connect;
 mod error;
+mod http1;
 mod pooled;
 mod tls;
 

@@ -3,10 +3,10 @@
 
 use super::connect::Connector;
 use super::error::Missing;
+use super::http1::{Http1Pool, Limits};
 use courier_core::{Body, BoxError, HttpService};
-use http::header::{Entry, HOST};
 use http::uri::Scheme;
-use http::{HeaderValue, Request, Response};
+use http::{Method, Request, Response};
 use hyper_util::client::legacy::{Builder, Client, ResponseFuture};
 use std::cell::RefCell;
 use std::fmt;
@@ -30,38 +30,71 @@ pub(crate) fn erase(transport: TransportService) -> HttpService {
     }
 }
 
-/// hyper-util's pooled client over courier's [`Connector`], as a `tower::Service`: hyper's
-/// `Incoming` body wrapped (still streaming) in [`Body`], hyper-util's error boxed whole so its
-/// chain of causes stays intact. A clone is a reference count: the pools sit behind an `Arc`.
+/// The default transport's connection pools over courier's [`Connector`], as a
+/// `tower::Service`: `http://` requests over HTTP/1.1 go through courier's own pool
+/// ([`Http1Pool`]), the others (`https://`, whose connection may speak HTTP/2 by ALPN, and
+/// HTTP/2 with prior knowledge) through hyper-util's pooled client. hyper's `Incoming` body is
+/// wrapped (still streaming) in [`Body`], errors are boxed whole so their chain of causes stays
+/// intact. A clone is a reference count: the pools sit behind an `Arc`.
 #[derive(Clone)]
 pub(crate) struct Pooled {
     pools: Arc<Pools>,
-    /// Whether `http://` requests go over HTTP/1.1 (no HTTP/2 prior knowledge): then
-    /// [`set_host`] names the host.
+    /// Whether `http://` requests go over HTTP/1.1 (no HTTP/2 prior knowledge), through
+    /// [`Http1Pool`].
     plain_http1: bool,
 }
 
 impl Pooled {
-    /// Clients `builder` builds over `connector`, which speak HTTP/2 with prior knowledge when
-    /// `http2_only`.
-    pub(crate) fn new(builder: Builder, connector: Connector, http2_only: bool) -> Self {
+    /// Pools over `connector`: hyper-util's as `builder` builds them, which speak HTTP/2 with
+    /// prior knowledge when `http2_only`, and courier's HTTP/1.1 pools within `limits`.
+    pub(crate) fn new(
+        builder: Builder,
+        connector: Connector,
+        http2_only: bool,
+        limits: Limits,
+    ) -> Self {
+        let pools = Pools {
+            shared: Lanes::new(&builder, &connector, limits),
+            builder,
+            connector,
+            limits,
+            local: Mutex::new(Vec::new()),
+        };
         Self {
-            pools: Arc::new(Pools {
-                shared: builder.build(connector.clone()),
-                builder,
-                connector,
-                local: Mutex::new(Vec::new()),
-            }),
+            pools: Arc::new(pools),
             plain_http1: !http2_only,
         }
     }
 }
 
-/// hyper-util's client over courier's connector: one connection pool.
+/// hyper-util's client over courier's connector.
 type HyperClient = Client<Connector, Body>;
 
+/// One set of connection pools: courier's for `http://` over HTTP/1.1, hyper-util's for the rest.
+struct Lanes {
+    hyper: HyperClient,
+    http1: Arc<Http1Pool>,
+}
+
+impl Lanes {
+    fn new(builder: &Builder, connector: &Connector, limits: Limits) -> Self {
+        Self {
+            hyper: builder.build(connector.clone()),
+            http1: Arc::new(Http1Pool::new(connector.clone(), limits)),
+        }
+    }
+
+    fn send(&self, request: Request<Body>, http1: bool) -> Sending {
+        if http1 {
+            Sending::Http1(Box::pin(Arc::clone(&self.http1).send(request)))
+        } else {
+            Sending::Hyper(self.hyper.request(request))
+        }
+    }
+}
+
 /// The per-thread pools of one transport, with the thread each belongs to.
-type ThreadPools = Vec<(ThreadId, Arc<HyperClient>)>;
+type ThreadPools = Vec<(ThreadId, Arc<Lanes>)>;
 
 /// The connection pools of one transport: one for the calls made on multi-threaded runtimes,
 /// and one for each thread running a single-threaded runtime that made calls.
@@ -74,9 +107,10 @@ type ThreadPools = Vec<(ThreadId, Arc<HyperClient>)>;
 /// (BENCHMARKS.md, "One thread per connection's work"). A multi-threaded runtime moves tasks
 /// between its threads anyway, so its calls share one pool.
 struct Pools {
-    shared: HyperClient,
+    shared: Lanes,
     builder: Builder,
     connector: Connector,
+    limits: Limits,
     /// The per-thread pools, owned here (a thread only refers to its own), each removed when
     /// its thread ends.
     local: Mutex<ThreadPools>,
@@ -85,7 +119,7 @@ struct Pools {
 /// A thread's reference to its pool of one transport.
 struct LocalPool {
     pools: Weak<Pools>,
-    client: Weak<HyperClient>,
+    lanes: Weak<Lanes>,
 }
 
 /// This thread's pools, of each transport a single-threaded runtime here called through. When
@@ -115,37 +149,38 @@ impl Pools {
             .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
-    /// Sends `request` through the pool of the calling thread's kind of runtime.
-    fn request(self: &Arc<Self>, runtime: &Handle, request: Request<Body>) -> ResponseFuture {
+    /// Sends `request` through the pools of the calling thread's kind of runtime: courier's
+    /// HTTP/1.1 pool when `http1`, hyper-util's otherwise.
+    fn send(self: &Arc<Self>, runtime: &Handle, request: Request<Body>, http1: bool) -> Sending {
         if runtime.runtime_flavor() != RuntimeFlavor::CurrentThread {
-            return self.shared.request(request);
+            return self.shared.send(request, http1);
         }
-        let client = LOCAL_POOLS
+        let lanes = LOCAL_POOLS
             .try_with(|locals| {
                 let mut locals = locals.borrow_mut();
                 let found = locals
                     .0
                     .iter()
                     .find(|local| std::ptr::eq(local.pools.as_ptr(), Arc::as_ptr(self)))
-                    .and_then(|local| local.client.upgrade());
+                    .and_then(|local| local.lanes.upgrade());
                 found.unwrap_or_else(|| {
-                    let client = Arc::new(self.builder.build(self.connector.clone()));
+                    let lanes = Arc::new(Lanes::new(&self.builder, &self.connector, self.limits));
                     self.lock_local()
-                        .push((std::thread::current().id(), Arc::clone(&client)));
+                        .push((std::thread::current().id(), Arc::clone(&lanes)));
                     // Entries of transports since dropped go as a new one comes.
-                    locals.0.retain(|local| local.client.strong_count() > 0);
+                    locals.0.retain(|local| local.lanes.strong_count() > 0);
                     locals.0.push(LocalPool {
                         pools: Arc::downgrade(self),
-                        client: Arc::downgrade(&client),
+                        lanes: Arc::downgrade(&lanes),
                     });
-                    client
+                    lanes
                 })
             })
             .ok();
-        match client {
-            Some(client) => client.request(request),
-            // The thread is ending: the shared pool serves.
-            None => self.shared.request(request),
+        match lanes {
+            Some(lanes) => lanes.send(request, http1),
+            // The thread is ending: the shared pools serve.
+            None => self.shared.send(request, http1),
         }
     }
 }
@@ -166,132 +201,44 @@ impl tower::Service<Request<Body>> for Pooled {
         Poll::Ready(Ok(()))
     }
 
-    fn call(&mut self, mut request: Request<Body>) -> PooledFuture {
-        // hyper-util spawns onto the current tokio runtime when the future is polled, and would
-        // panic without one: fail the call instead.
+    fn call(&mut self, request: Request<Body>) -> PooledFuture {
+        // Both pools spawn connection tasks onto the current tokio runtime, and hyper-util's
+        // would panic without one: fail the call instead.
         let Ok(runtime) = Handle::try_current() else {
-            return PooledFuture { response: None };
+            return PooledFuture(Sending::NoRuntime);
         };
-        if self.plain_http1 && request.uri().scheme() == Some(&Scheme::HTTP) {
-            set_host(&mut request);
-        }
-        PooledFuture {
-            response: Some(self.pools.request(&runtime, request)),
-        }
+        // CONNECT's target is an authority, not a path: hyper-util writes it.
+        let http1 = self.plain_http1
+            && request.uri().scheme() == Some(&Scheme::HTTP)
+            && request.method() != Method::CONNECT;
+        PooledFuture(self.pools.send(&runtime, request, http1))
     }
 }
 
 /// The response future of [`Pooled`].
-pub(crate) struct PooledFuture {
-    /// `None` when the call was made outside a tokio runtime.
-    response: Option<ResponseFuture>,
+pub(crate) struct PooledFuture(Sending);
+
+/// A request on its way, through one pool or the other.
+enum Sending {
+    /// The call was made outside a tokio runtime.
+    NoRuntime,
+    Hyper(ResponseFuture),
+    Http1(Pin<Box<dyn Future<Output = Result<Response<Body>, BoxError>> + Send>>),
 }
 
 impl Future for PooledFuture {
     type Output = Result<Response<Body>, BoxError>;
 
     fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
-        let Some(response) = &mut self.response else {
-            return Poll::Ready(Err(Box::new(Missing(
+        match &mut self.0 {
+            Sending::NoRuntime => Poll::Ready(Err(Box::new(Missing(
                 "the transport needs a tokio runtime",
-            ))));
-        };
-        Pin::new(response).poll(cx).map(|result| match result {
-            Ok(response) => Ok(response.map(Body::new)),
-            Err(error) => Err(Box::new(error) as BoxError),
-        })
-    }
-}
-
-/// Names the host of an `http://` request sent over HTTP/1.1, unless it already has a `Host`
-/// header: the URI's authority as it is, when it holds no user information and no port 80.
-///
-/// hyper-util adds the same header on an HTTP/1 connection (its `set_host`), from the host and
-/// the port it parses out of the URI and formats again; the authority already is that text, so
-/// this copies it. The one optimisation of the transport: leaving the header to hyper-util cost
-/// 4.1 % of a call's instructions at concurrency 1 and at 64 (callgrind, `benches/client.rs`:
-/// 38,870 → 40,470 and 42,930 → 44,700). Any other request (an authority
-/// with `user@` or port 80, `https://`, whose connection may speak HTTP/2 by ALPN, or HTTP/2 with
-/// prior knowledge, where `:authority` names the host) is left to hyper-util as before.
-fn set_host(request: &mut Request<Body>) {
-    let Some(authority) = request.uri().authority() else {
-        return;
-    };
-    let text = authority.as_str();
-    let bytes = text.as_bytes();
-    // The port follows the last ':', unless a ']' closing an IPv6 address comes after it.
-    let port = match bytes.iter().rposition(|&b| b == b':') {
-        Some(colon) if !bytes[colon..].contains(&b']') => Some(&bytes[colon + 1..]),
-        _ => None,
-    };
-    // An empty port, or 80 however written: hyper-util leaves either out of the header.
-    let left_out = |port: &[u8]| {
-        let digits = port
-            .iter()
-            .position(|&b| b != b'0')
-            .map_or(&[][..], |i| &port[i..]);
-        port.is_empty() || digits == b"80"
-    };
-    if bytes.contains(&b'@') || port.is_some_and(left_out) {
-        return;
-    }
-    let Ok(value) = HeaderValue::from_str(text) else {
-        return;
-    };
-    if let Entry::Vacant(entry) = request.headers_mut().entry(HOST) {
-        entry.insert(value);
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn host_set_for(uri: &str, host: Option<&str>) -> Option<String> {
-        let mut request = Request::get(uri).body(Body::empty()).unwrap();
-        if let Some(host) = host {
-            request
-                .headers_mut()
-                .insert(HOST, HeaderValue::from_str(host).unwrap());
+            )))),
+            Sending::Hyper(response) => Pin::new(response).poll(cx).map(|result| match result {
+                Ok(response) => Ok(response.map(Body::new)),
+                Err(error) => Err(Box::new(error) as BoxError),
+            }),
+            Sending::Http1(response) => response.as_mut().poll(cx),
         }
-        set_host(&mut request);
-        request
-            .headers()
-            .get(HOST)
-            .map(|value| value.to_str().unwrap().to_owned())
-    }
-
-    #[test]
-    fn the_authority_names_the_host() {
-        let cases = [
-            ("http://127.0.0.1:8080/users/7", Some("127.0.0.1:8080")),
-            ("http://example.com/", Some("example.com")),
-            ("http://Example.COM:8000/a?b=c", Some("Example.COM:8000")),
-            ("http://[::1]:9000/", Some("[::1]:9000")),
-            ("http://[::1]/", Some("[::1]")),
-        ];
-        for (uri, host) in cases {
-            assert_eq!(host_set_for(uri, None).as_deref(), host, "{uri}");
-        }
-    }
-
-    #[test]
-    fn what_hyper_util_would_write_otherwise_is_left_to_it() {
-        for uri in [
-            "http://example.com:80/",
-            "http://example.com:0080/",
-            "http://user:secret@example.com:8080/",
-            "/relative",
-        ] {
-            assert_eq!(host_set_for(uri, None), None, "{uri}");
-        }
-    }
-
-    #[test]
-    fn a_host_the_caller_set_is_kept() {
-        assert_eq!(
-            host_set_for("http://127.0.0.1:8080/", Some("api.example.com")).as_deref(),
-            Some("api.example.com")
-        );
     }
 }
