@@ -4,8 +4,9 @@
 //! - `backend`: the axum backend itself;
 //! - `courier`: through `courier::server::Proxy`
 //!   (`GET /api/request?_s=demo&_g=users&_m=get&_v=7`), which calls the backend with courier's
-//!   client (its pooled hyper-util transport and default layers) and streams the answer back,
-//!   its router served by `axum::serve`;
+//!   client (its default transport — for this `http://` backend, courier's own pool of HTTP/1.1
+//!   connections — and default layers) and streams the answer back, its router served by
+//!   `axum::serve`;
 //! - `courier serve`: the same proxy served by `Proxy::serve`, as `courier serve --threads 1`
 //!   serves it (the header read timeout, the bound on heads, the first request's deadline,
 //!   TCP_NODELAY; the connections served on one worker thread of a single-threaded runtime);
