@@ -8,8 +8,8 @@
 //! scheme and authority hashed with SipHash on the way out and on the way back, the connector's
 //! extra information set on each response, and a future moved by value at each step. Measured on
 //! `benches/client.rs` (callgrind, instructions per call on the client's thread), this pool took
-//! a call from 39,378 to 33,921 instructions at concurrency 1 and from 42,914 to 36,876 at 64
-//! (BENCHMARKS.md, "Courier's own HTTP/1.1 pool").
+//! a call from 39,250 to 33,806 instructions at concurrency 1 and from 43,301 to 37,959 at 64,
+//! and a proxied read from 59,834 to 54,123 (BENCHMARKS.md, "Courier's own HTTP/1.1 pool").
 //!
 //! What it does, as hyper-util's client does it:
 //!
@@ -34,6 +34,7 @@
 //! ([`Pooled`](super::pooled::Pooled)).
 
 use super::connect::Connector;
+use super::error::Missing;
 use courier_core::{Body, BoxError};
 use http::header::{Entry, HOST};
 use http::uri::{Authority, Scheme};
@@ -164,6 +165,12 @@ impl Http1Pool {
 
     /// Opens a connection to `authority` and starts the task that drives it.
     async fn connect(&self, authority: &Authority) -> Result<SendRequest<Body>, BoxError> {
+        // `Pooled::call` checked for a runtime; this future could still be moved out of it
+        // before it first connects, and neither the resolver nor the connection's task would
+        // start there: an error, not tokio's panic.
+        let Ok(runtime) = Handle::try_current() else {
+            return Err(Box::new(Missing("the transport needs a tokio runtime")));
+        };
         let failed = |source| Box::new(ConnectFailed { source }) as BoxError;
         let origin = Uri::builder()
             .scheme(Scheme::HTTP)
@@ -178,7 +185,7 @@ impl Http1Pool {
             .await
             .map_err(failed)?;
         let (sender, connection) = http1::handshake(io).await.map_err(|e| failed(e.into()))?;
-        tokio::spawn(async move {
+        runtime.spawn(async move {
             if let Err(error) = connection.with_upgrades().await {
                 tracing::debug!(%error, "an upstream HTTP/1.1 connection failed");
             }
