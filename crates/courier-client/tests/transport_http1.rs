@@ -2,6 +2,8 @@
 //! 127.0.0.1: keep-alive only after a whole body, a connection the server closed left out, the
 //! idle timeout and the idle limit, and many calls in flight each getting its own answer.
 
+mod transport_support;
+
 use bytes::Bytes;
 use courier_client::Transport;
 use courier_core::{Body, HttpService};
@@ -19,6 +21,7 @@ use std::time::Duration;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpListener;
 use tower::ServiceExt;
+use transport_support::eventually;
 
 /// A counting server: `/big` streams 64 chunks of 16 KiB, `/slow` answers after 200 ms,
 /// `/echo/N` answers `N`.
@@ -112,17 +115,6 @@ async fn get_text(transport: &HttpService, url: &str) -> String {
         .await
         .unwrap();
     String::from_utf8(body.to_bytes().to_vec()).unwrap()
-}
-
-/// Polls `done` until it holds, for up to five seconds.
-async fn eventually(done: impl Fn() -> bool) -> bool {
-    for _ in 0..250 {
-        if done() {
-            return true;
-        }
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-    done()
 }
 
 #[tokio::test]

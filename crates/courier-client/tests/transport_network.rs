@@ -9,8 +9,8 @@ use http::Response;
 use std::time::Duration;
 use tokio::net::{TcpListener, TcpSocket, TcpStream};
 use transport_support::{
-    client_identity, closed_port, get, get_text, start_http, start_proxy, start_tls, Pki,
-    TlsOptions,
+    client_identity, closed_port, eventually, get, get_text, start_http, start_proxy, start_tls,
+    Pki, TlsOptions,
 };
 
 #[tokio::test]
@@ -35,11 +35,14 @@ async fn http_through_a_connect_proxy() {
 async fn http2_only_uses_prior_knowledge_over_http() {
     let server = start_http().await;
     let transport = Transport::new().http2_only(true).build().unwrap();
-    let (response, body) = get_text(&transport, &server.url("http", "/"))
-        .await
-        .unwrap();
-    assert_eq!(response.version(), http::Version::HTTP_2);
-    assert_eq!(body, "hello over HTTP/2.0");
+    for _ in 0..3 {
+        let (response, body) = get_text(&transport, &server.url("http", "/"))
+            .await
+            .unwrap();
+        assert_eq!(response.version(), http::Version::HTTP_2);
+        assert_eq!(body, "hello over HTTP/2.0");
+    }
+    assert_eq!(server.accepted(), 1, "the calls share one connection");
 }
 
 #[test]
@@ -264,17 +267,6 @@ fn calls_on_a_thread(
         });
         let _ = release.recv();
     })
-}
-
-/// Polls `done` until it holds, for up to five seconds.
-async fn eventually(done: impl Fn() -> bool) -> bool {
-    for _ in 0..250 {
-        if done() {
-            return true;
-        }
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-    done()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -6,7 +6,9 @@ mod transport_support;
 use courier_client::{classify, NetworkErrorKind, Transport, TransportError};
 use courier_core::ClientIdentity;
 use http::Version;
-use transport_support::{client_identity, get, get_text, start_proxy, start_tls, Pki, TlsOptions};
+use transport_support::{
+    client_identity, eventually, get, get_text, start_proxy, start_tls, Pki, TlsOptions,
+};
 
 #[tokio::test]
 async fn https_get_succeeds_with_the_root_trusted() {
@@ -217,4 +219,63 @@ fn native_roots_build_or_say_why() {
         Err(TransportError::NativeRoots { .. }) => {}
         Err(other) => panic!("unexpected {other:?}"),
     }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn calls_to_an_http2_origin_share_one_connection() {
+    let pki = Pki::new();
+    let server = start_tls(&pki, TlsOptions::h2_and_http11()).await;
+    let transport = Transport::new()
+        .root_cert(pki.ca_pem.clone())
+        .build()
+        .unwrap();
+    let url = server.url("https", "/");
+    let (first, _) = get_text(&transport, &url).await.unwrap();
+    assert_eq!(first.version(), Version::HTTP_2);
+    // Twenty at once, while the first call's connection is open: all on it.
+    let answers = futures_util::future::join_all((0..20).map(|_| get_text(&transport, &url))).await;
+    for answer in answers {
+        let (response, body) = answer.unwrap();
+        assert_eq!(response.version(), Version::HTTP_2);
+        assert_eq!(body, "hello over HTTP/2.0");
+    }
+    assert_eq!(server.accepted(), 1);
+}
+
+#[tokio::test]
+async fn an_http2_connection_unused_for_the_idle_timeout_is_closed() {
+    let pki = Pki::new();
+    let server = start_tls(&pki, TlsOptions::h2_and_http11()).await;
+    let transport = Transport::new()
+        .root_cert(pki.ca_pem.clone())
+        .pool_idle_timeout(std::time::Duration::from_millis(100))
+        .build()
+        .unwrap();
+    let url = server.url("https", "/");
+    get_text(&transport, &url).await.unwrap();
+    assert!(
+        eventually(|| server.closed() == 1).await,
+        "the unused HTTP/2 connection is closed"
+    );
+    let (response, _) = get_text(&transport, &url).await.unwrap();
+    assert_eq!(response.version(), Version::HTTP_2);
+    assert_eq!(server.accepted(), 2);
+}
+
+#[tokio::test]
+async fn without_pooling_each_http2_call_connects() {
+    let pki = Pki::new();
+    let server = start_tls(&pki, TlsOptions::h2_and_http11()).await;
+    let transport = Transport::new()
+        .root_cert(pki.ca_pem.clone())
+        .pool_max_idle_per_host(0)
+        .build()
+        .unwrap();
+    for _ in 0..3 {
+        let (response, _) = get_text(&transport, &server.url("https", "/"))
+            .await
+            .unwrap();
+        assert_eq!(response.version(), Version::HTTP_2);
+    }
+    assert_eq!(server.accepted(), 3);
 }

@@ -2,7 +2,7 @@
 
 use super::connect::{check_proxy, with_default_port, Connector, Resolver};
 use super::error::TransportError;
-use super::http1::Limits;
+use super::pool::Settings;
 use super::pooled::Pooled;
 use super::tls::{client_config, Roots, TlsSettings};
 use courier_core::{ClientIdentity, Dispatcher, HttpService};
@@ -10,8 +10,6 @@ use http::Uri;
 use hyper_rustls::HttpsConnector;
 use hyper_util::client::legacy::connect::proxy::Tunnel;
 use hyper_util::client::legacy::connect::HttpConnector;
-use hyper_util::client::legacy::Client;
-use hyper_util::rt::{TokioExecutor, TokioTimer};
 use std::fmt;
 use std::time::Duration;
 use tower::ServiceExt;
@@ -179,17 +177,14 @@ impl Transport {
                 Connector::new(HttpsConnector::from((tunnel, tls)), self.connect_timeout)
             }
         };
-        let mut builder = Client::builder(TokioExecutor::new());
-        builder
-            .pool_timer(TokioTimer::new())
-            .pool_idle_timeout(self.pool_idle_timeout)
-            .pool_max_idle_per_host(self.pool_max_idle_per_host)
-            .http2_only(self.http2_only);
-        let limits = Limits {
-            idle_timeout: self.pool_idle_timeout,
-            max_idle_per_host: self.pool_max_idle_per_host,
-        };
-        Ok(Pooled::new(builder, connector, self.http2_only, limits))
+        Ok(Pooled::new(
+            connector,
+            Settings {
+                idle_timeout: self.pool_idle_timeout,
+                max_idle_per_host: self.pool_max_idle_per_host,
+                http2_only: self.http2_only,
+            },
+        ))
     }
 }
 

@@ -1,7 +1,7 @@
 //! [`classify`]: which kind of network failure an error from the transport is.
 
 use super::connect::{ConnectTimeout, DnsError};
-use super::http1::ConnectFailed;
+use super::pool::ConnectFailed;
 use courier_core::BoxError;
 use std::error::Error as StdError;
 use std::fmt;

@@ -7,7 +7,7 @@ mod cache;
 mod classify;
 mod connect;
 mod error;
-mod http1;
+mod pool;
 mod pooled;
 mod tls;
 

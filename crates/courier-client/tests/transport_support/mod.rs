@@ -37,3 +37,14 @@ pub async fn get_text(
         String::from_utf8_lossy(&bytes).into_owned(),
     ))
 }
+
+/// Polls `done` until it holds, for up to five seconds.
+pub async fn eventually(done: impl Fn() -> bool) -> bool {
+    for _ in 0..250 {
+        if done() {
+            return true;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    done()
+}
