@@ -115,8 +115,9 @@ struct Origin {
 }
 
 impl Hash for Origin {
+    // The scheme is left out: an `http://` and an `https://` origin of one authority share a
+    // hash, which equality tells apart.
     fn hash<H: Hasher>(&self, state: &mut H) {
-        state.write_u8(u8::from(self.https));
         let text = self.authority.as_str();
         if text.bytes().any(|b| b.is_ascii_uppercase()) {
             state.write(text.to_ascii_lowercase().as_bytes());
@@ -174,13 +175,14 @@ impl Pool {
         let Some(authority) = request.uri().authority().cloned() else {
             return Err(Box::new(NoHost));
         };
-        let uri = request.uri().clone();
         let origin = Origin { https, authority };
         let mut request = request;
         loop {
             let (mut sender, reused) = match self.checkout(&origin) {
                 Some(sender) => (sender, true),
-                None => (self.connect(&origin).await?, false),
+                // Boxed: opening a connection is rare, and its future, unboxed, would be most of
+                // this one's size on every call.
+                None => (Box::pin(self.connect(&origin)).await?, false),
             };
             if reused && poll_fn(|cx| sender.poll_ready(cx)).await.is_err() {
                 // Closed while it waited in the pool: try the next.
@@ -199,7 +201,10 @@ impl Pool {
                 Err(mut error) => match error.take_message() {
                     // Never written: a pooled connection closed under it. Another may serve.
                     Some(mut unsent) if reused => {
-                        *unsent.uri_mut() = uri.clone();
+                        // Back to the absolute form, should the next connection be HTTP/2.
+                        if let Some(uri) = absolute(unsent.uri(), &origin) {
+                            *unsent.uri_mut() = uri;
+                        }
                         request = unsent;
                     }
                     _ => return Err(Box::new(error.into_error())),
@@ -491,14 +496,18 @@ fn name_host(request: &mut Request<Body>, origin: &Origin) {
         return;
     };
     let authority = &origin.authority;
-    let default_port = if origin.https { 443 } else { 80 };
+    let (default_port, default_text) = if origin.https {
+        (443, "443")
+    } else {
+        (80, "80")
+    };
     let text = authority.as_str();
     let as_is = !text.contains('@')
         && match text.rfind(':') {
             // A ':' inside an IPv6 address is not a port's.
             Some(colon) if !text[colon..].contains(']') => {
                 let port = &text[colon + 1..];
-                !port.is_empty() && port.trim_start_matches('0') != default_port.to_string()
+                !port.is_empty() && port.trim_start_matches('0') != default_text
             }
             _ => true,
         };
@@ -534,6 +543,23 @@ fn target_form(request: &mut Request<Body>) {
         }
     };
     *request.uri_mut() = target;
+}
+
+/// `uri` in absolute form again if [`target_form`] took its scheme and authority away: `None`
+/// when it still has them.
+fn absolute(uri: &Uri, origin: &Origin) -> Option<Uri> {
+    if uri.scheme().is_some() {
+        return None;
+    }
+    let mut parts = http::uri::Parts::default();
+    parts.scheme = Some(if origin.https {
+        Scheme::HTTPS
+    } else {
+        Scheme::HTTP
+    });
+    parts.authority = Some(origin.authority.clone());
+    parts.path_and_query = uri.path_and_query().cloned();
+    Uri::from_parts(parts).ok()
 }
 
 /// A request whose URI names no host.
@@ -655,6 +681,22 @@ mod tests {
         let mut pool = HashMap::new();
         pool.insert(lower, 1);
         assert_eq!(pool.get(&mixed), Some(&1));
+    }
+
+    #[test]
+    fn a_request_handed_back_unsent_gets_its_absolute_form_again() {
+        let origin = Origin {
+            https: true,
+            authority: "api.example.com:8443".parse().unwrap(),
+        };
+        let mut request = Request::get("https://api.example.com:8443/a?b")
+            .body(Body::empty())
+            .unwrap();
+        target_form(&mut request);
+        assert_eq!(request.uri(), "/a?b");
+        let again = absolute(request.uri(), &origin).unwrap();
+        assert_eq!(again, "https://api.example.com:8443/a?b");
+        assert_eq!(absolute(&again, &origin), None);
     }
 
     #[test]
