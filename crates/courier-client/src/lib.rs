@@ -7,8 +7,9 @@
 //!   [`Dispatch`](courier_core::Dispatch) typed views run on, and as a `tower::Service<Call>`.
 //! - [`ProxyCaller<A>`](ProxyCaller): the same typed views over a
 //!   [`ProxyClient`](proxy::ProxyClient), which calls through an app server's proxy route.
-//! - [`Transport`]: the default HTTP transport — hyper-util's pooled client over rustls, HTTP/1.1
-//!   and HTTP/2 by ALPN — and [`TransportCache`], which picks each call's transport.
+//! - [`Transport`]: the default HTTP transport — hyper's `client::conn` in a connection pool of
+//!   courier's, over rustls, HTTP/1.1 and HTTP/2 by ALPN — and [`TransportCache`], which picks
+//!   each call's transport.
 //! - [`Error`]: one error type for every way a call can fail.
 //!
 //! ```

@@ -14,10 +14,11 @@ use std::fmt;
 use std::time::Duration;
 use tower::ServiceExt;
 
-/// hyper-util's default: idle pooled connections are closed after 90 seconds.
+/// hyper-util's and reqwest's default: idle pooled connections are closed after 90 seconds.
 const DEFAULT_POOL_IDLE_TIMEOUT: Duration = Duration::from_secs(90);
 
-/// The builder of courier's default HTTP transport: hyper-util's pooled client over rustls.
+/// The builder of courier's default HTTP transport: hyper's `client::conn` in a connection pool
+/// of courier's, over rustls.
 ///
 #[doc = include_str!("GUIDE.md")]
 #[derive(Clone)]

@@ -127,9 +127,8 @@ pub(crate) type Stream = MaybeHttpsStream<TokioIo<TcpStream>>;
 /// The connector of the default transport: the TLS connector over TCP or over a proxy's tunnel,
 /// with the connect timeout over the whole connect, shared behind an `Arc`.
 ///
-/// hyper-util's pooled client clones its connector for every request it sends, whether a pooled
-/// connection answers it or not, so a clone here is one reference count however much the
-/// connector holds (TLS settings, resolver, proxy). The direct and the tunnelled connector are
+/// Each connect clones the connector (a `tower` connector is called by value), so a clone here
+/// is one reference count however much the connector holds (TLS settings, resolver, proxy). The direct and the tunnelled connector are
 /// one type, so the transport over either is one type too.
 ///
 /// The timeout bounds the whole connect. hyper-util's own `set_connect_timeout` bounds only the
