@@ -14,36 +14,10 @@ use hyper::body::{Frame, Incoming};
 use hyper::service::service_fn;
 use hyper_util::rt::{TokioExecutor, TokioIo};
 use std::convert::Infallible;
-use std::net::SocketAddr;
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Arc;
 use std::time::Duration;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::TcpListener;
 use tower::ServiceExt;
-use transport_support::eventually;
-
-/// A counting server: `/big` streams 64 chunks of 16 KiB, `/slow` answers after 200 ms,
-/// `/echo/N` answers `N`.
-struct Server {
-    addr: SocketAddr,
-    accepted: Arc<AtomicUsize>,
-    closed: Arc<AtomicUsize>,
-}
-
-impl Server {
-    fn url(&self, path: &str) -> String {
-        format!("http://{}{path}", self.addr)
-    }
-
-    fn accepted(&self) -> usize {
-        self.accepted.load(Ordering::SeqCst)
-    }
-
-    fn closed(&self) -> usize {
-        self.closed.load(Ordering::SeqCst)
-    }
-}
+use transport_support::{eventually, start_counting, Server};
 
 const CHUNK: usize = 16 * 1024;
 const CHUNKS: usize = 64;
@@ -73,30 +47,15 @@ async fn answer(request: Request<Incoming>) -> Result<Answer, Infallible> {
     )))))
 }
 
+/// A counting server: `/big` streams 64 chunks of 16 KiB, `/slow` answers after 200 ms,
+/// `/echo/N` answers `N`.
 async fn start() -> Server {
-    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    let accepted = Arc::new(AtomicUsize::new(0));
-    let closed = Arc::new(AtomicUsize::new(0));
-    let (a, c) = (Arc::clone(&accepted), Arc::clone(&closed));
-    tokio::spawn(async move {
-        loop {
-            let (stream, _) = listener.accept().await.unwrap();
-            a.fetch_add(1, Ordering::SeqCst);
-            let c = Arc::clone(&c);
-            tokio::spawn(async move {
-                let _ = hyper_util::server::conn::auto::Builder::new(TokioExecutor::new())
-                    .serve_connection(TokioIo::new(stream), service_fn(answer))
-                    .await;
-                c.fetch_add(1, Ordering::SeqCst);
-            });
-        }
-    });
-    Server {
-        addr,
-        accepted,
-        closed,
-    }
+    start_counting(|stream| async move {
+        let _ = hyper_util::server::conn::auto::Builder::new(TokioExecutor::new())
+            .serve_connection(TokioIo::new(stream), service_fn(answer))
+            .await;
+    })
+    .await
 }
 
 async fn get(transport: &HttpService, url: &str) -> Response<Body> {
@@ -122,12 +81,17 @@ async fn a_body_read_to_its_end_gives_its_connection_back() {
     let server = start().await;
     let transport = Transport::new().build().unwrap();
     for _ in 0..3 {
-        let body = get(&transport, &server.url("/big")).await.into_body();
+        let body = get(&transport, &server.url("http", "/big"))
+            .await
+            .into_body();
         assert_eq!(
             body.collect().await.unwrap().to_bytes().len(),
             CHUNK * CHUNKS
         );
-        assert_eq!(get_text(&transport, &server.url("/echo/7")).await, "7");
+        assert_eq!(
+            get_text(&transport, &server.url("http", "/echo/7")).await,
+            "7"
+        );
     }
     assert_eq!(server.accepted(), 1, "every call on one connection");
 }
@@ -136,12 +100,17 @@ async fn a_body_read_to_its_end_gives_its_connection_back() {
 async fn a_body_dropped_before_its_end_takes_its_connection_with_it() {
     let server = start().await;
     let transport = Transport::new().build().unwrap();
-    let mut body = get(&transport, &server.url("/big")).await.into_body();
+    let mut body = get(&transport, &server.url("http", "/big"))
+        .await
+        .into_body();
     let first = body.frame().await.unwrap().unwrap();
     assert!(first.is_data());
     drop(body);
     // The next call gets its own answer, on another connection, not the rest of `/big`.
-    assert_eq!(get_text(&transport, &server.url("/echo/8")).await, "8");
+    assert_eq!(
+        get_text(&transport, &server.url("http", "/echo/8")).await,
+        "8"
+    );
     assert_eq!(server.accepted(), 2);
     assert!(
         eventually(|| server.closed() == 1).await,
@@ -153,7 +122,9 @@ async fn a_body_dropped_before_its_end_takes_its_connection_with_it() {
 async fn a_connection_whose_body_is_still_being_read_is_not_lent_out() {
     let server = start().await;
     let transport = Transport::new().build().unwrap();
-    let mut body = get(&transport, &server.url("/big")).await.into_body();
+    let mut body = get(&transport, &server.url("http", "/big"))
+        .await
+        .into_body();
     let first = body
         .frame()
         .await
@@ -163,50 +134,43 @@ async fn a_connection_whose_body_is_still_being_read_is_not_lent_out() {
         .unwrap()
         .len();
     // `/big` is not read to its end yet: the next call does not wait for it.
-    assert_eq!(get_text(&transport, &server.url("/echo/9")).await, "9");
+    assert_eq!(
+        get_text(&transport, &server.url("http", "/echo/9")).await,
+        "9"
+    );
     assert_eq!(server.accepted(), 2);
     let rest = body.collect().await.unwrap().to_bytes().len();
     assert_eq!(first + rest, CHUNK * CHUNKS);
 }
 
 /// Answers each request on its connection, then closes it without saying so
-/// (`Connection: close` left out), counting connections.
-async fn start_closing() -> (SocketAddr, Arc<AtomicUsize>) {
-    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    let accepted = Arc::new(AtomicUsize::new(0));
-    let counted = Arc::clone(&accepted);
-    tokio::spawn(async move {
-        loop {
-            let (mut socket, _) = listener.accept().await.unwrap();
-            counted.fetch_add(1, Ordering::SeqCst);
-            tokio::spawn(async move {
-                let mut head = Vec::new();
-                let mut buf = [0u8; 1024];
-                while !head.ends_with(b"\r\n\r\n") {
-                    match socket.read(&mut buf).await {
-                        Ok(0) | Err(_) => return,
-                        Ok(n) => head.extend_from_slice(&buf[..n]),
-                    }
-                }
-                let _ = socket
-                    .write_all(b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\nok")
-                    .await;
-            });
+/// (`Connection: close` left out).
+async fn start_closing() -> Server {
+    start_counting(|mut socket| async move {
+        let mut head = Vec::new();
+        let mut buf = [0u8; 1024];
+        while !head.ends_with(b"\r\n\r\n") {
+            match socket.read(&mut buf).await {
+                Ok(0) | Err(_) => return,
+                Ok(n) => head.extend_from_slice(&buf[..n]),
+            }
         }
-    });
-    (addr, accepted)
+        let _ = socket
+            .write_all(b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\nok")
+            .await;
+    })
+    .await
 }
 
 #[tokio::test]
 async fn a_connection_the_server_closed_is_not_used_again() {
-    let (addr, accepted) = start_closing().await;
+    let server = start_closing().await;
     let transport = Transport::new().build().unwrap();
     for round in 1..=3 {
-        assert_eq!(get_text(&transport, &format!("http://{addr}/")).await, "ok");
+        assert_eq!(get_text(&transport, &server.url("http", "/")).await, "ok");
         // Time for the client to see the close.
         tokio::time::sleep(Duration::from_millis(50)).await;
-        assert_eq!(accepted.load(Ordering::SeqCst), round);
+        assert_eq!(server.accepted(), round);
     }
 }
 
@@ -217,12 +181,18 @@ async fn idle_connections_close_after_the_idle_timeout() {
         .pool_idle_timeout(Duration::from_millis(100))
         .build()
         .unwrap();
-    assert_eq!(get_text(&transport, &server.url("/echo/1")).await, "1");
+    assert_eq!(
+        get_text(&transport, &server.url("http", "/echo/1")).await,
+        "1"
+    );
     assert!(
         eventually(|| server.closed() == 1).await,
         "the idle connection is closed"
     );
-    assert_eq!(get_text(&transport, &server.url("/echo/2")).await, "2");
+    assert_eq!(
+        get_text(&transport, &server.url("http", "/echo/2")).await,
+        "2"
+    );
     assert_eq!(server.accepted(), 2, "the expired connection is not reused");
 }
 
@@ -230,9 +200,15 @@ async fn idle_connections_close_after_the_idle_timeout() {
 async fn without_an_idle_timeout_idle_connections_stay() {
     let server = start().await;
     let transport = Transport::new().pool_idle_timeout(None).build().unwrap();
-    assert_eq!(get_text(&transport, &server.url("/echo/1")).await, "1");
+    assert_eq!(
+        get_text(&transport, &server.url("http", "/echo/1")).await,
+        "1"
+    );
     tokio::time::sleep(Duration::from_millis(300)).await;
-    assert_eq!(get_text(&transport, &server.url("/echo/2")).await, "2");
+    assert_eq!(
+        get_text(&transport, &server.url("http", "/echo/2")).await,
+        "2"
+    );
     assert_eq!((server.accepted(), server.closed()), (1, 0));
 }
 
@@ -241,7 +217,7 @@ async fn at_most_max_idle_per_host_connections_are_kept() {
     let server = start().await;
     let transport = Transport::new().pool_max_idle_per_host(1).build().unwrap();
     // Three calls at once: three connections.
-    let url = server.url("/slow");
+    let url = server.url("http", "/slow");
     let answers = join_all((0..3).map(|_| get_text(&transport, &url))).await;
     assert_eq!(answers, ["ok", "ok", "ok"]);
     assert_eq!(server.accepted(), 3);
@@ -251,7 +227,10 @@ async fn at_most_max_idle_per_host_connections_are_kept() {
         server.closed()
     );
     // The one kept serves the next call.
-    assert_eq!(get_text(&transport, &server.url("/echo/4")).await, "4");
+    assert_eq!(
+        get_text(&transport, &server.url("http", "/echo/4")).await,
+        "4"
+    );
     assert_eq!(server.accepted(), 3);
 }
 
@@ -262,7 +241,7 @@ async fn many_calls_in_flight_each_get_their_own_answer() {
     for _ in 0..4 {
         let answers = join_all((0..48).map(|n| {
             let transport = transport.clone();
-            let url = server.url(&format!("/echo/{n}"));
+            let url = server.url("http", &format!("/echo/{n}"));
             async move { (n, get_text(&transport, &url).await) }
         }))
         .await;
@@ -275,31 +254,22 @@ async fn many_calls_in_flight_each_get_their_own_answer() {
 
 #[tokio::test]
 async fn a_status_without_a_body_gives_its_connection_back_at_once() {
-    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    let accepted = Arc::new(AtomicUsize::new(0));
-    let counted = Arc::clone(&accepted);
-    tokio::spawn(async move {
-        loop {
-            let (stream, _) = listener.accept().await.unwrap();
-            counted.fetch_add(1, Ordering::SeqCst);
-            tokio::spawn(async move {
-                let service = service_fn(|_request: Request<Incoming>| async {
-                    let mut response = Response::new(http_body_util::Empty::<Bytes>::new());
-                    *response.status_mut() = StatusCode::NO_CONTENT;
-                    Ok::<_, Infallible>(response)
-                });
-                let _ = hyper::server::conn::http1::Builder::new()
-                    .serve_connection(TokioIo::new(stream), service)
-                    .await;
-            });
-        }
-    });
+    let server = start_counting(|stream| async move {
+        let service = service_fn(|_request: Request<Incoming>| async {
+            let mut response = Response::new(http_body_util::Empty::<Bytes>::new());
+            *response.status_mut() = StatusCode::NO_CONTENT;
+            Ok::<_, Infallible>(response)
+        });
+        let _ = hyper::server::conn::http1::Builder::new()
+            .serve_connection(TokioIo::new(stream), service)
+            .await;
+    })
+    .await;
     let transport = Transport::new().build().unwrap();
     for _ in 0..3 {
         // The body is never read: an answer without one is whole at its head.
-        let response = get(&transport, &format!("http://{addr}/")).await;
+        let response = get(&transport, &server.url("http", "/")).await;
         assert_eq!(response.status(), StatusCode::NO_CONTENT);
     }
-    assert_eq!(accepted.load(Ordering::SeqCst), 1);
+    assert_eq!(server.accepted(), 1);
 }

@@ -165,7 +165,7 @@ pub async fn start_tls(pki: &Pki, options: TlsOptions) -> Server {
     let mut config = builder.with_single_cert(chain, key).unwrap();
     config.alpn_protocols = options.alpn;
     let acceptor = TlsAcceptor::from(Arc::new(config));
-    start(move |stream| {
+    start_counting(move |stream| {
         let acceptor = acceptor.clone();
         async move {
             if let Ok(tls) = acceptor.accept(stream).await {
@@ -178,12 +178,12 @@ pub async fn start_tls(pki: &Pki, options: TlsOptions) -> Server {
 
 /// A plain HTTP server (HTTP/1.1, or HTTP/2 with prior knowledge).
 pub async fn start_http() -> Server {
-    start(serve).await
+    start_counting(serve).await
 }
 
 /// Listens on 127.0.0.1, counting the connections it accepts and handing each to `connection`
 /// in a task of its own, counting those that end.
-async fn start<F, Fut>(connection: F) -> Server
+pub async fn start_counting<F, Fut>(connection: F) -> Server
 where
     F: Fn(TcpStream) -> Fut + Send + 'static,
     Fut: std::future::Future<Output = ()> + Send + 'static,

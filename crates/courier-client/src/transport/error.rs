@@ -104,6 +104,11 @@ impl StdError for TransportError {
 #[derive(Debug)]
 pub(crate) struct Missing(pub(crate) &'static str);
 
+impl Missing {
+    /// A call polled outside a tokio runtime, where no connection can be opened.
+    pub(crate) const RUNTIME: Self = Self("the transport needs a tokio runtime");
+}
+
 impl fmt::Display for Missing {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.0)

@@ -174,9 +174,7 @@ impl Future for PooledFuture {
     fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         match &mut self.0 {
             Some(response) => response.as_mut().poll(cx),
-            None => Poll::Ready(Err(Box::new(Missing(
-                "the transport needs a tokio runtime",
-            )))),
+            None => Poll::Ready(Err(Box::new(Missing::RUNTIME))),
         }
     }
 }
