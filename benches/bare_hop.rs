@@ -7,8 +7,15 @@
 //! single-threaded tokio runtime. `benches/proxy_hop.sh` runs it beside `courier serve` and nginx, so the
 //! figures say what courier costs over hyper as well as over nginx.
 //!
+//! With `--inline` it is hyper's floor rather than hyper-util's: hyper's HTTP/1.1 server
+//! (`hyper::server::conn::http1`, no version sniffing) and, for each browser connection, one
+//! upstream connection of `hyper::client::conn::http1` of its own, polled in the browser
+//! connection's task beside the server — no pool, no task per upstream connection, no wake
+//! across tasks. No proxy built on hyper does less for a request.
+//!
 //! ```sh
 //! cargo bench --bench bare_hop -- 127.0.0.1:8081 http://127.0.0.1:8080
+//! cargo bench --bench bare_hop -- 127.0.0.1:8081 http://127.0.0.1:8080 --inline
 //! ```
 //!
 //! Without arguments (as when `cargo bench` runs every benchmark) it says how to run it and
@@ -33,10 +40,15 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 type Upstream = Client<HttpConnector, Incoming>;
 
 fn main() {
-    let mut args = std::env::args().skip(1).filter(|a| a != "--bench");
+    let args: Vec<String> = std::env::args()
+        .skip(1)
+        .filter(|a| a != "--bench")
+        .collect();
+    let in_one_task = args.iter().any(|a| a == "--inline");
+    let mut args = args.into_iter().filter(|a| a != "--inline");
     let (Some(listen), Some(upstream)) = (args.next(), args.next()) else {
         eprintln!(
-            "usage: cargo bench --bench bare_hop -- LISTEN UPSTREAM_URL (see benches/proxy_hop.sh)"
+            "usage: cargo bench --bench bare_hop -- LISTEN UPSTREAM_URL [--inline] (see benches/proxy_hop.sh)"
         );
         return;
     };
@@ -49,7 +61,11 @@ fn main() {
         .enable_all()
         .build()
         .expect("a tokio runtime");
-    runtime.block_on(serve(listen, authority));
+    if in_one_task {
+        tokio::task::LocalSet::new().block_on(&runtime, inline::serve(listen, authority));
+    } else {
+        runtime.block_on(serve(listen, authority));
+    }
 }
 
 async fn serve(listen: String, authority: Authority) {
@@ -92,10 +108,130 @@ async fn relay(
     );
     match client.request(Request::from_parts(head, body)).await {
         Ok(response) => Ok(response.map(Either::Left)),
-        Err(_) => {
-            let mut response = Response::new(Either::Right(Empty::new()));
-            *response.status_mut() = http::StatusCode::BAD_GATEWAY;
-            Ok(response)
+        Err(_) => Ok(bad_gateway()),
+    }
+}
+
+fn bad_gateway() -> Response<Either<Incoming, Empty<Bytes>>> {
+    let mut response = Response::new(Either::Right(Empty::new()));
+    *response.status_mut() = http::StatusCode::BAD_GATEWAY;
+    response
+}
+
+/// hyper's floor: each browser connection and an upstream connection of its own, driven in one
+/// task.
+mod inline {
+    use super::*;
+    use hyper::client::conn::http1 as client;
+    use hyper::server::conn::http1 as server;
+    use std::cell::RefCell;
+    use std::future::{poll_fn, Future};
+    use std::pin::Pin;
+    use std::rc::Rc;
+    use std::task::{Context, Poll};
+    use tokio::net::TcpStream;
+
+    type Connection = client::Connection<TokioIo<TcpStream>, Incoming>;
+
+    /// A browser connection's upstream: the sender its requests go on (taken while a request is
+    /// on it) and the connection under it, which [`Together`] drives.
+    #[derive(Default)]
+    struct Upstream {
+        sender: Option<client::SendRequest<Incoming>>,
+        connection: Option<Pin<Box<Connection>>>,
+    }
+
+    pub(super) async fn serve(listen: String, authority: Authority) {
+        let listener = TcpListener::bind(&listen)
+            .await
+            .expect("LISTEN can be bound");
+        loop {
+            let Ok((stream, _)) = listener.accept().await else {
+                continue;
+            };
+            let _ = stream.set_nodelay(true);
+            let authority = authority.clone();
+            tokio::task::spawn_local(async move {
+                let upstream = Rc::new(RefCell::new(Upstream::default()));
+                let service = {
+                    let upstream = upstream.clone();
+                    service_fn(move |request| relay(upstream.clone(), authority.clone(), request))
+                };
+                let server = server::Builder::new().serve_connection(TokioIo::new(stream), service);
+                Together {
+                    server: Box::pin(server),
+                    upstream,
+                }
+                .await
+            });
         }
+    }
+
+    /// The browser's connection and its upstream connection, polled in one task: every wake of
+    /// either is this task's.
+    struct Together<S> {
+        server: Pin<Box<S>>,
+        upstream: Rc<RefCell<Upstream>>,
+    }
+
+    impl<S: Future> Future for Together<S> {
+        type Output = ();
+
+        fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
+            if self.server.as_mut().poll(cx).is_ready() {
+                return Poll::Ready(());
+            }
+            let mut upstream = self.upstream.borrow_mut();
+            if let Some(connection) = upstream.connection.as_mut() {
+                if connection.as_mut().poll(cx).is_ready() {
+                    *upstream = Upstream::default();
+                }
+            }
+            Poll::Pending
+        }
+    }
+
+    async fn relay(
+        upstream: Rc<RefCell<Upstream>>,
+        authority: Authority,
+        request: Request<Incoming>,
+    ) -> Result<Response<Either<Incoming, Empty<Bytes>>>, Infallible> {
+        let open = upstream
+            .borrow_mut()
+            .sender
+            .take()
+            .filter(|sender| !sender.is_closed());
+        let mut sender = match open {
+            Some(sender) => sender,
+            None => match connect(&upstream, &authority).await {
+                Ok(sender) => sender,
+                Err(_) => return Ok(bad_gateway()),
+            },
+        };
+        if poll_fn(|cx| sender.poll_ready(cx)).await.is_err() {
+            return Ok(bad_gateway());
+        }
+        let (mut head, body) = request.into_parts();
+        head.headers.insert(
+            header::HOST,
+            header::HeaderValue::from_str(authority.as_str()).expect("a host is a header value"),
+        );
+        let answer = sender.send_request(Request::from_parts(head, body));
+        upstream.borrow_mut().sender = Some(sender);
+        match answer.await {
+            Ok(response) => Ok(response.map(Either::Left)),
+            Err(_) => Ok(bad_gateway()),
+        }
+    }
+
+    async fn connect(
+        upstream: &RefCell<Upstream>,
+        authority: &Authority,
+    ) -> Result<client::SendRequest<Incoming>, Box<dyn std::error::Error>> {
+        let stream = TcpStream::connect(authority.as_str()).await?;
+        stream.set_nodelay(true)?;
+        let (sender, connection) = client::handshake(TokioIo::new(stream)).await?;
+        upstream.borrow_mut().connection = Some(Box::pin(connection));
+        Ok(sender)
     }
 }

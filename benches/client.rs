@@ -7,8 +7,8 @@
 //! cache's figure, not a comparison with the other clients):
 //!
 //! - `caller`: courier's [`Caller`], `client.users().get(UserId(id)).await` — building the request
-//!   from the definition, the default transport (hyper-util's pooled client under hyper-rustls,
-//!   plain `http://` here), and decoding the body into `User`;
+//!   from the definition, the default transport (hyper's `client::conn` in courier's own
+//!   connection pool, plain `http://` here), and decoding the body into `User`;
 //! - `caller-service`: the same call through the endpoint's `tower::Service`,
 //!   `get.clone().oneshot(UserId(id)).await` with `get = caller.users().services().get()?` — the
 //!   view's call behind a service's readiness, one `Arc` clone and a boxed future of its own;

@@ -2,13 +2,15 @@
 # The proxy hop, measured as a process: `courier serve` (release; with one worker thread, and
 # with its default of one per CPU), nginx (one worker process, and two), and a bare
 # hyper-util proxy (benches/bare_hop.rs: hyper's server and pooled client with nothing of
-# courier's, on one thread), each a
+# courier's, on one thread) and hyper's floor (the same with `--inline`: hyper's HTTP/1.1 server
+# and an upstream connection per browser connection, driven in its task), each a
 # reverse proxy of one nginx backend answering a small JSON at /users/N, loaded with wrk at 64 connections,
 # every request another user's (distinct reads: nothing for coalescing to share). For each proxy:
 # requests per second, p50 and p99, and its CPU time per request (user and system, from
-# /proc/PID/stat over the measured 10 s). Then, with `--callgrind`, courier's instructions per
-# request under `valgrind --tool=callgrind` (counted after a warm-up, over 15 s of wrk at 8
-# connections), which do not move with the machine's load.
+# /proc/PID/stat over the measured 10 s). Then, with `--callgrind`, the instructions per request
+# of courier (`--threads 1`) and of the two bare proxies under `valgrind --tool=callgrind`
+# (counted after a warm-up, over 15 s of wrk at 8 connections), which do not move with the
+# machine's load.
 #
 #   bash benches/proxy_hop.sh [--callgrind] [ROUNDS]
 #
@@ -26,10 +28,10 @@ cargo build --quiet --release -p courier-cli
 bin=$(pwd)/target/release/courier
 bare_bin=$(pwd)/$(cargo bench --bench bare_hop --no-run 2>&1 | sed -n 's/.*Executable.*(\(.*\))/\1/p')
 dir=$(mktemp -d)
-trap 'kill $(cat "$dir"/*.pid 2>/dev/null) 2>/dev/null; kill $serve $serve2 $before $bare 2>/dev/null; rm -rf "$dir"' EXIT
+trap 'kill $(cat "$dir"/*.pid 2>/dev/null) 2>/dev/null; kill $serve $serve2 $before $bare $inline 2>/dev/null; rm -rf "$dir"' EXIT
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 backend=$(free_port); proxy=$(free_port); proxy2=$(free_port); courier=$(free_port); courier2=$(free_port)
-hyper=$(free_port)
+hyper=$(free_port); floor=$(free_port)
 
 cat > "$dir/backend.conf" <<EOF
 worker_processes 1;
@@ -102,6 +104,8 @@ if [ -n "${COURIER_BEFORE:-}" ]; then
 fi
 "$bare_bin" "127.0.0.1:$hyper" "http://127.0.0.1:$backend" > "$dir/bare.log" 2>&1 &
 bare=$!
+"$bare_bin" "127.0.0.1:$floor" "http://127.0.0.1:$backend" --inline > "$dir/inline.log" 2>&1 &
+inline=$!
 sleep 1
 
 ticks() { # CPU clock ticks used so far by the processes given
@@ -137,20 +141,31 @@ for _ in $(seq "$rounds"); do
     measure "courier serve, $COURIER_BEFORE" "http://127.0.0.1:$courier3" "$dir/courier.lua" "$before"
   fi
   measure "bare hyper-util" "http://127.0.0.1:$hyper" "$dir/nginx.lua" "$bare"
+  measure "hyper, in one task" "http://127.0.0.1:$floor" "$dir/nginx.lua" "$inline"
 done
 
-if $callgrind; then
-  kill "$serve"; wait "$serve" 2>/dev/null || true
-  valgrind --tool=callgrind --callgrind-out-file="$dir/cg" \
-    "$bin" serve -c "$dir/courier.toml" -l "127.0.0.1:$courier" --threads 1 > "$dir/vg.log" 2>&1 &
-  serve=$!
+count() { # NAME PORT SCRIPT COMMAND...: instructions per request under callgrind
+  local name=$1 port=$2 lua=$3; shift 3
+  valgrind --tool=callgrind --callgrind-out-file="$dir/cg-$port" "$@" > "$dir/vg-$port.log" 2>&1 &
+  local pid=$! requests instructions
   sleep 6
-  wrk -t1 -c8 -d4s -s "$dir/courier.lua" "http://127.0.0.1:$courier" > /dev/null
-  callgrind_control -z "$serve" > /dev/null
-  requests=$(wrk -t1 -c8 -d15s -s "$dir/courier.lua" "http://127.0.0.1:$courier" | awk '/requests in/ {print $1}')
-  callgrind_control -d "$serve" > /dev/null
+  wrk -t1 -c8 -d4s -s "$lua" "http://127.0.0.1:$port" > /dev/null
+  callgrind_control -z "$pid" > /dev/null 2>&1
+  requests=$(wrk -t1 -c8 -d15s -s "$lua" "http://127.0.0.1:$port" | awk '/requests in/ {print $1}')
+  callgrind_control -d "$pid" > /dev/null 2>&1
   sleep 1
-  instructions=$(callgrind_annotate "$dir/cg.1" 2>/dev/null | awk '/PROGRAM TOTALS/ {gsub(",", "", $1); print $1}')
+  kill "$pid"; wait "$pid" 2>/dev/null || true
+  instructions=$(callgrind_annotate "$dir/cg-$port.1" 2>/dev/null | awk '/PROGRAM TOTALS/ {gsub(",", "", $1); print $1}')
+  echo "$name under callgrind: $requests requests, $((instructions / requests)) instructions each"
+}
+
+if $callgrind; then
+  kill "$serve" "$bare" "$inline"; wait "$serve" "$bare" "$inline" 2>/dev/null || true
   echo
-  echo "courier serve under callgrind: $requests requests, $((instructions / requests)) instructions each"
+  count "courier serve --threads 1" "$courier" "$dir/courier.lua" \
+    "$bin" serve -c "$dir/courier.toml" -l "127.0.0.1:$courier" --threads 1
+  count "bare hyper-util" "$hyper" "$dir/nginx.lua" \
+    "$bare_bin" "127.0.0.1:$hyper" "http://127.0.0.1:$backend"
+  count "hyper, in one task" "$floor" "$dir/nginx.lua" \
+    "$bare_bin" "127.0.0.1:$floor" "http://127.0.0.1:$backend" --inline
 fi
