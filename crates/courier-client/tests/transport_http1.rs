@@ -1,6 +1,7 @@
 //! The transport's own pool of HTTP/1.1 connections (`http://` origins) against real servers on
 //! 127.0.0.1: keep-alive only after a whole body, a connection the server closed left out, the
-//! idle timeout and the idle limit, and many calls in flight each getting its own answer.
+//! idle timeout and the idle limit, many calls in flight each getting its own answer, and an
+//! answer an upstream sent unasked never taken for the next call's.
 
 mod transport_support;
 
@@ -272,4 +273,78 @@ async fn a_status_without_a_body_gives_its_connection_back_at_once() {
         assert_eq!(response.status(), StatusCode::NO_CONTENT);
     }
     assert_eq!(server.accepted(), 1);
+}
+
+/// Reads one request head from `socket`; false when the connection ends first.
+async fn read_head(socket: &mut tokio::net::TcpStream) -> bool {
+    let mut head = Vec::new();
+    let mut byte = [0u8; 1];
+    while !head.ends_with(b"\r\n\r\n") {
+        match socket.read(&mut byte).await {
+            Ok(0) | Err(_) => return false,
+            Ok(_) => head.push(byte[0]),
+        }
+    }
+    true
+}
+
+/// A server whose connections answer their first request with `ok` and then, unasked, with a
+/// second answer, `smuggled` — at once in the same write, or after `pause` — and any later
+/// request on the connection with `later`.
+async fn start_smuggling(pause: Option<Duration>) -> Server {
+    start_counting(move |mut socket| async move {
+        if !read_head(&mut socket).await {
+            return;
+        }
+        let first = b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\nok";
+        let smuggled = b"HTTP/1.1 200 OK\r\ncontent-length: 8\r\n\r\nsmuggled";
+        match pause {
+            None => {
+                let _ = socket
+                    .write_all(&[&first[..], &smuggled[..]].concat())
+                    .await;
+            }
+            Some(pause) => {
+                let _ = socket.write_all(first).await;
+                tokio::time::sleep(pause).await;
+                let _ = socket.write_all(smuggled).await;
+            }
+        }
+        while read_head(&mut socket).await {
+            let later = b"HTTP/1.1 200 OK\r\ncontent-length: 5\r\n\r\nlater";
+            if socket.write_all(later).await.is_err() {
+                return;
+            }
+        }
+    })
+    .await
+}
+
+#[tokio::test]
+async fn an_answer_sent_unasked_with_the_last_is_never_the_next_calls() {
+    let server = start_smuggling(None).await;
+    let transport = Transport::new().build().unwrap();
+    let url = server.url("http", "/");
+    for round in 1..=3 {
+        // At once, while the extra answer waits in the connection's read buffer.
+        assert_eq!(get_text(&transport, &url).await, "ok", "round {round}");
+    }
+    // Each call on a connection of its own: one with bytes nobody asked for is never reused.
+    assert_eq!(server.accepted(), 3);
+}
+
+#[tokio::test]
+async fn an_answer_sent_unasked_to_an_idle_connection_closes_it() {
+    let server = start_smuggling(Some(Duration::from_millis(20))).await;
+    let transport = Transport::new().build().unwrap();
+    let url = server.url("http", "/");
+    for round in 1..=3 {
+        assert_eq!(get_text(&transport, &url).await, "ok", "round {round}");
+        // The extra answer arrives while the connection is idle in the pool.
+        assert!(
+            eventually(|| server.closed() == round).await,
+            "round {round}: the connection is closed"
+        );
+    }
+    assert_eq!(server.accepted(), 3);
 }

@@ -1,11 +1,13 @@
 //! A hostile or broken upstream: one that answers garbage, hangs up mid-answer, never answers,
-//! or is not there. The browser gets the proxy's 502 or 504 in JSON, never the upstream's
+//! is not there, or sends an answer nobody asked for to be taken for the next browser's. The browser gets the proxy's 502 or 504 in JSON, never the upstream's
 //! bytes raw, and the proxy goes on serving.
 
 use crate::harness::{exchange_within, request, site, still_serves};
 use courier_core::{ApiDef, GroupDef, HttpEndpoint};
 use courier_server::Proxy;
 use std::net::SocketAddr;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
 use std::time::Duration;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
@@ -134,4 +136,70 @@ async fn an_upstream_slower_than_the_endpoints_timeout_is_a_504() {
     assert_eq!(answer.status, 504, "{answer:?}");
     assert_eq!(answer.code(), "UPSTREAM_TIMEOUT");
     still_serves(&site).await;
+}
+
+/// An upstream whose connections answer their first request, then send a second answer unasked
+/// — meant for whichever call goes on the connection next — and any later request with
+/// `{"later":true}`; with the count of connections it accepted.
+async fn answering_twice() -> (SocketAddr, Arc<AtomicUsize>) {
+    async fn read_head(tcp: &mut tokio::net::TcpStream) -> bool {
+        let mut head = Vec::new();
+        let mut byte = [0u8; 1];
+        while !head.ends_with(b"\r\n\r\n") {
+            match tcp.read(&mut byte).await {
+                Ok(0) | Err(_) => return false,
+                Ok(_) => head.push(byte[0]),
+            }
+        }
+        true
+    }
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let accepted = Arc::new(AtomicUsize::new(0));
+    let count = accepted.clone();
+    tokio::spawn(async move {
+        while let Ok((mut tcp, _)) = listener.accept().await {
+            count.fetch_add(1, Ordering::SeqCst);
+            tokio::spawn(async move {
+                if !read_head(&mut tcp).await {
+                    return;
+                }
+                let answer = |body: &str| {
+                    format!(
+                        "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\n\
+                         content-length: {}\r\n\r\n{body}",
+                        body.len()
+                    )
+                };
+                let both = answer(r#"{"own":true}"#) + &answer(r#"{"stolen":true}"#);
+                let _ = tcp.write_all(both.as_bytes()).await;
+                while read_head(&mut tcp).await {
+                    let later = answer(r#"{"later":true}"#);
+                    if tcp.write_all(later.as_bytes()).await.is_err() {
+                        return;
+                    }
+                }
+            });
+        }
+    });
+    (addr, accepted)
+}
+
+#[tokio::test]
+async fn an_answer_the_upstream_sent_unasked_never_reaches_the_next_browser() {
+    let (upstream, accepted) = answering_twice().await;
+    let proxy = proxy_to(upstream).await;
+    // One browser after another, each on a connection of its own, through the one upstream
+    // connection the proxy would keep: each gets the answer to its own call.
+    for browser in 1..=4 {
+        let answer = call(proxy).await;
+        assert_eq!(answer.status, 200, "browser {browser}: {answer:?}");
+        assert_eq!(
+            answer.json(),
+            serde_json::json!({ "own": true }),
+            "browser {browser}"
+        );
+    }
+    // Every upstream connection that carried bytes nobody asked for was left, never reused.
+    assert_eq!(accepted.load(Ordering::SeqCst), 4);
 }
