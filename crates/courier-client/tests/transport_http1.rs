@@ -348,3 +348,28 @@ async fn an_answer_sent_unasked_to_an_idle_connection_closes_it() {
     }
     assert_eq!(server.accepted(), 3);
 }
+
+#[tokio::test]
+async fn a_connection_whose_answer_said_close_is_not_used_again() {
+    // The server says `Connection: close` and leaves the socket open: the client closes it.
+    let server = start_counting(|mut socket| async move {
+        if read_head(&mut socket).await {
+            let close = b"HTTP/1.1 200 OK\r\nconnection: close\r\ncontent-length: 2\r\n\r\nok";
+            let _ = socket.write_all(close).await;
+        }
+        while read_head(&mut socket).await {
+            let later = b"HTTP/1.1 200 OK\r\ncontent-length: 5\r\n\r\nlater";
+            if socket.write_all(later).await.is_err() {
+                return;
+            }
+        }
+    })
+    .await;
+    let transport = Transport::new().build().unwrap();
+    let url = server.url("http", "/");
+    for round in 1..=3 {
+        assert_eq!(get_text(&transport, &url).await, "ok", "round {round}");
+    }
+    assert_eq!(server.accepted(), 3);
+    assert!(eventually(|| server.closed() == 3).await, "{}", server.closed());
+}
