@@ -17,6 +17,13 @@
 //!   courier's transport is built on;
 //! - `reqwest`: `client.get(url).send().await?.error_for_status()?.json::<User>()`.
 //!
+//! The same three clients are measured again over HTTPS (`get_user_https`): the backend also
+//! serves the app over TLS (rustls with ring, a certificate of a CA made for the run, HTTP/1.1
+//! only by ALPN), and each client trusts that CA alone — courier's transport with
+//! `Transport::root_cert`, hyper-util with hyper-rustls's `HttpsConnector`, reqwest with the
+//! same rustls configuration (`tls_backend_preconfigured`, which the HTTP rows' reqwest client
+//! carries too, as reqwest with its default TLS does).
+//!
 //! Every call formats its URL (or, for `caller`, encodes its variables) and decodes the body, so
 //! the three do the same work. Throughput is in calls (`Throughput::Elements`): one iteration is
 //! one call at concurrency 1, and 64 calls joined with `join_all` at concurrency 64.
@@ -41,8 +48,8 @@
 //! Run: `cargo bench --bench client`
 //!
 //! Instructions per call: `COURIER_BENCH_CALLS="caller 1 2000"` (a client — `caller`,
-//! `caller-service`, `caller-cached`, `hyper-util` or `reqwest` — a concurrency and a number of
-//! iterations) makes the bench binary warm that client up, run that many iterations untimed, and
+//! `caller-service`, `caller-cached`, `hyper-util` or `reqwest`, or `caller-https`,
+//! `hyper-util-https` or `reqwest-https` — a concurrency and a number of iterations) makes the bench binary warm that client up, run that many iterations untimed, and
 //! exit, for `valgrind --tool=callgrind --separate-threads=yes`: the client's thread is the main
 //! one, and the difference between two runs of different lengths, divided by the calls between
 //! them, is the cost of one call with set-up and warm-up cancelled out (BENCHMARKS.md).
@@ -52,14 +59,16 @@ use axum::routing::get;
 use axum::serve::ListenerExt;
 use axum::{Json, Router};
 use courier::typed::{endpoint, EndpointService, Group, Http};
-use courier::{ApiDef, Caller, Client};
+use courier::{ApiDef, Caller, Client, Transport};
+use courier_test_support::tls::{client_config, tls_acceptor, Pki, TlsOptions};
 use criterion::measurement::WallTime;
 use criterion::{criterion_group, BenchmarkGroup, BenchmarkId, Criterion, Throughput};
 use futures_util::future::join_all;
 use http_body_util::{BodyExt, Empty};
 use hyper::body::Bytes;
-use hyper_util::client::legacy::connect::HttpConnector;
-use hyper_util::rt::{TokioExecutor, TokioTimer};
+use hyper_rustls::HttpsConnector;
+use hyper_util::client::legacy::connect::{Connect, HttpConnector};
+use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
 use serde::{Deserialize, Serialize};
 use std::future::Future;
 use std::hint::black_box;
@@ -104,6 +113,16 @@ struct Bench {
 }
 
 fn caller(base_url: &str) -> Caller<Bench> {
+    caller_with(base_url, Transport::new())
+}
+
+/// `caller` whose transport trusts `pki`'s CA too, for the HTTPS rows.
+fn caller_https(backend: &Backend) -> Caller<Bench> {
+    let transport = Transport::new().root_cert(backend.pki.ca_pem.clone());
+    caller_with(&backend.https_base(), transport)
+}
+
+fn caller_with(base_url: &str, transport: Transport) -> Caller<Bench> {
     let users = Group::new(Users {
         get: endpoint().get("/:id"),
         cached: Http::from_def(
@@ -116,8 +135,9 @@ fn caller(base_url: &str) -> Caller<Bench> {
         .build_typed(Bench { users })
         .expect("a valid definition");
     // `Transport::new()`'s defaults already match the pools above: no idle limit per host,
-    // 90 s idle timeout, TCP_NODELAY, HTTP/1.1 for `http://`.
-    Caller::new(api).expect("the default transport builds")
+    // 90 s idle timeout, TCP_NODELAY, HTTP/1.1 for `http://` (and, by ALPN, from this backend
+    // over `https://`).
+    Caller::with_transport(api, transport).expect("the transport builds")
 }
 
 /// `users.get` as a `tower::Service<UserId, Response = User>`.
@@ -140,6 +160,10 @@ async fn service_get(get: &EndpointService<Client, Http<User, UserId>>, id: u64)
 struct Backend {
     runtime: Runtime,
     addr: SocketAddr,
+    /// Where the same app is served over TLS.
+    tls_addr: SocketAddr,
+    /// The CA that signed the TLS listener's certificate.
+    pki: Pki,
     stop: oneshot::Sender<()>,
 }
 
@@ -178,7 +202,10 @@ fn backend() -> Backend {
         .build()
         .expect("the backend runtime");
     let (stop, stopped) = oneshot::channel::<()>();
-    let addr = runtime.block_on(async {
+    let pki = Pki::new();
+    let acceptor = tls_acceptor(&pki, TlsOptions::http11_only());
+    let app = Router::new().route("/users/{id}", get(user));
+    let (addr, tls_addr) = runtime.block_on(async {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
             .await
             .expect("bind 127.0.0.1");
@@ -186,24 +213,59 @@ fn backend() -> Backend {
         let listener = listener.tap_io(|tcp| {
             let _ = tcp.set_nodelay(true);
         });
-        let app = Router::new().route("/users/{id}", get(user));
-        tokio::spawn(async move {
-            axum::serve(listener, app)
-                .with_graceful_shutdown(async {
-                    let _ = stopped.await;
-                })
-                .await
+        let plain = axum::serve(listener, app.clone()).with_graceful_shutdown(async {
+            let _ = stopped.await;
         });
-        addr
+        tokio::spawn(async move { plain.await });
+        let tls = tokio::net::TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("bind 127.0.0.1");
+        let tls_addr = tls.local_addr().expect("a local address");
+        // Ends with the runtime.
+        tokio::spawn(async move {
+            while let Ok((tcp, _)) = tls.accept().await {
+                let _ = tcp.set_nodelay(true);
+                let (acceptor, app) = (acceptor.clone(), app.clone());
+                tokio::spawn(async move {
+                    let Ok(stream) = acceptor.accept(tcp).await else {
+                        return;
+                    };
+                    let service =
+                        hyper::service::service_fn(move |request| app.clone().oneshot(request));
+                    let _ = hyper::server::conn::http1::Builder::new()
+                        .serve_connection(TokioIo::new(stream), service)
+                        .await;
+                });
+            }
+        });
+        (addr, tls_addr)
     });
     Backend {
         runtime,
         addr,
+        tls_addr,
+        pki,
         stop,
     }
 }
 
 impl Backend {
+    /// `http://` and the plain listener's address.
+    fn http_base(&self) -> String {
+        format!("http://{}", self.addr)
+    }
+
+    /// `https://` and the TLS listener's address.
+    fn https_base(&self) -> String {
+        format!("https://{}", self.tls_addr)
+    }
+
+    /// A rustls client configuration that trusts the backend's CA, its ALPN left to the client
+    /// (hyper-rustls refuses one set before it).
+    fn tls(&self) -> rustls::ClientConfig {
+        client_config(&self.pki, Vec::new())
+    }
+
     /// Stops the server and its runtime; connections still open are dropped after a second.
     fn shut_down(self) {
         let _ = self.stop.send(());
@@ -213,22 +275,39 @@ impl Backend {
 
 // ---- the other two clients -----------------------------------------------------------------------
 
-type HyperClient = hyper_util::client::legacy::Client<HttpConnector, Empty<Bytes>>;
+type HyperClient<C> = hyper_util::client::legacy::Client<C, Empty<Bytes>>;
 
-fn hyper_client() -> HyperClient {
+fn http_connector() -> HttpConnector {
     let mut http = HttpConnector::new();
     http.set_nodelay(true);
+    http
+}
+
+fn hyper_client<C: Connect + Clone>(connector: C) -> HyperClient<C> {
     hyper_util::client::legacy::Client::builder(TokioExecutor::new())
         .pool_timer(TokioTimer::new())
         .pool_idle_timeout(POOL_IDLE)
         .pool_max_idle_per_host(usize::MAX)
-        .build(http)
+        .build(connector)
 }
 
-async fn hyper_get(client: &HyperClient, addr: SocketAddr, id: u64) -> User {
-    let uri: http::Uri = format!("http://{addr}/users/{id}")
-        .parse()
-        .expect("a valid URI");
+/// hyper-util over hyper-rustls, trusting the backend's CA.
+fn hyper_https_client(backend: &Backend) -> HyperClient<HttpsConnector<HttpConnector>> {
+    let mut http = http_connector();
+    http.enforce_http(false);
+    let https = hyper_rustls::HttpsConnectorBuilder::new()
+        .with_tls_config(backend.tls())
+        .https_only()
+        .enable_http1()
+        .wrap_connector(http);
+    hyper_client(https)
+}
+
+async fn hyper_get<C>(client: &HyperClient<C>, base: &str, id: u64) -> User
+where
+    C: Connect + Clone + Send + Sync + 'static,
+{
+    let uri: http::Uri = format!("{base}/users/{id}").parse().expect("a valid URI");
     let request = http::Request::get(uri)
         .body(Empty::new())
         .expect("a valid request");
@@ -243,20 +322,22 @@ async fn hyper_get(client: &HyperClient, addr: SocketAddr, id: u64) -> User {
     serde_json::from_slice(&bytes).expect("a user")
 }
 
-fn reqwest_client() -> reqwest::Client {
+/// reqwest with rustls trusting the backend's CA, for `http://` and `https://` alike.
+fn reqwest_client(backend: &Backend) -> reqwest::Client {
     reqwest::Client::builder()
         .no_proxy()
         .http1_only()
         .tcp_nodelay(true)
         .pool_idle_timeout(POOL_IDLE)
         .pool_max_idle_per_host(usize::MAX)
+        .tls_backend_preconfigured(backend.tls())
         .build()
         .expect("the reqwest client")
 }
 
-async fn reqwest_get(client: &reqwest::Client, addr: SocketAddr, id: u64) -> User {
+async fn reqwest_get(client: &reqwest::Client, base: &str, id: u64) -> User {
     client
-        .get(format!("http://{addr}/users/{id}"))
+        .get(format!("{base}/users/{id}"))
         .send()
         .await
         .and_then(reqwest::Response::error_for_status)
@@ -335,14 +416,18 @@ fn count(spec: &str) {
     let iters: u64 = iters.parse().expect("a number of iterations");
     pin_to(0);
     let backend = backend();
-    let addr = backend.addr;
+    let (http, https) = (backend.http_base(), backend.https_base());
     let clients = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .expect("the clients' runtime");
     match name {
-        "caller" => {
-            let caller = caller(&format!("http://{addr}"));
+        "caller" | "caller-https" => {
+            let caller = if name == "caller" {
+                caller(&http)
+            } else {
+                caller_https(&backend)
+            };
             let call = |id| {
                 let caller = &caller;
                 async move { caller.users().get(UserId(id)).await.expect("caller call") }
@@ -351,13 +436,13 @@ fn count(spec: &str) {
             clients.block_on(iterate(call, concurrency, iters));
         }
         "caller-service" => {
-            let get = get_service(&caller(&format!("http://{addr}")));
+            let get = get_service(&caller(&http));
             let call = |id| service_get(&get, id);
             warm(&clients, name, call);
             clients.block_on(iterate(call, concurrency, iters));
         }
         "caller-cached" => {
-            let caller = caller(&format!("http://{addr}"));
+            let caller = caller(&http);
             let call = |id| {
                 let caller = &caller;
                 async move {
@@ -372,19 +457,27 @@ fn count(spec: &str) {
             clients.block_on(iterate(call, concurrency, iters));
         }
         "hyper-util" => {
-            let hyper = hyper_client();
-            let call = |id| hyper_get(&hyper, addr, id);
+            let hyper = hyper_client(http_connector());
+            let call = |id| hyper_get(&hyper, &http, id);
             warm(&clients, name, call);
             clients.block_on(iterate(call, concurrency, iters));
         }
-        "reqwest" => {
-            let reqwest = reqwest_client();
-            let call = |id| reqwest_get(&reqwest, addr, id);
+        "hyper-util-https" => {
+            let hyper = hyper_https_client(&backend);
+            let call = |id| hyper_get(&hyper, &https, id);
+            warm(&clients, name, call);
+            clients.block_on(iterate(call, concurrency, iters));
+        }
+        "reqwest" | "reqwest-https" => {
+            let reqwest = reqwest_client(&backend);
+            let base = if name == "reqwest" { &http } else { &https };
+            let call = |id| reqwest_get(&reqwest, base, id);
             warm(&clients, name, call);
             clients.block_on(iterate(call, concurrency, iters));
         }
         other => panic!(
-            "no client {other:?}: caller, caller-service, caller-cached, hyper-util or reqwest"
+            "no client {other:?}: caller, caller-service, caller-cached, hyper-util, reqwest, \
+             caller-https, hyper-util-https or reqwest-https"
         ),
     }
     drop(clients);
@@ -394,15 +487,15 @@ fn count(spec: &str) {
 fn bench(c: &mut Criterion) {
     pin_to(0);
     let backend = backend();
-    let addr = backend.addr;
+    let (http, https) = (backend.http_base(), backend.https_base());
     let clients = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .expect("the clients' runtime");
-    let caller = caller(&format!("http://{addr}"));
+    let caller = caller(&http);
     let get = get_service(&caller);
-    let hyper = hyper_client();
-    let reqwest = reqwest_client();
+    let hyper = hyper_client(http_connector());
+    let reqwest = reqwest_client(&backend);
 
     let caller_ref = &caller;
     for concurrency in CONCURRENCY {
@@ -425,10 +518,10 @@ fn bench(c: &mut Criterion) {
             service_get(&get, id)
         });
         measure(&mut group, &clients, "hyper-util", concurrency, |id| {
-            hyper_get(&hyper, addr, id)
+            hyper_get(&hyper, &http, id)
         });
         measure(&mut group, &clients, "reqwest", concurrency, |id| {
-            reqwest_get(&reqwest, addr, id)
+            reqwest_get(&reqwest, &http, id)
         });
         measure(
             &mut group,
@@ -455,8 +548,37 @@ fn bench(c: &mut Criterion) {
         group.finish();
     }
 
+    // The same read over HTTPS.
+    let caller_https = caller_https(&backend);
+    let hyper_https = hyper_https_client(&backend);
+    let caller_ref = &caller_https;
+    for concurrency in CONCURRENCY {
+        let mut group = c.benchmark_group(format!("get_user_https/c{concurrency}"));
+        group.throughput(Throughput::Elements(concurrency as u64));
+        measure(
+            &mut group,
+            &clients,
+            "caller",
+            concurrency,
+            |id| async move {
+                caller_ref
+                    .users()
+                    .get(UserId(id))
+                    .await
+                    .expect("caller call")
+            },
+        );
+        measure(&mut group, &clients, "hyper-util", concurrency, |id| {
+            hyper_get(&hyper_https, &https, id)
+        });
+        measure(&mut group, &clients, "reqwest", concurrency, |id| {
+            reqwest_get(&reqwest, &https, id)
+        });
+        group.finish();
+    }
+
     // Close the clients' pools, then stop the backend.
-    drop((caller, get, hyper, reqwest));
+    drop((caller, get, hyper, reqwest, caller_https, hyper_https));
     drop(clients);
     backend.shut_down();
 }

@@ -371,5 +371,9 @@ async fn a_connection_whose_answer_said_close_is_not_used_again() {
         assert_eq!(get_text(&transport, &url).await, "ok", "round {round}");
     }
     assert_eq!(server.accepted(), 3);
-    assert!(eventually(|| server.closed() == 3).await, "{}", server.closed());
+    assert!(
+        eventually(|| server.closed() == 3).await,
+        "{}",
+        server.closed()
+    );
 }

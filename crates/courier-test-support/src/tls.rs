@@ -15,7 +15,7 @@ use rcgen::{
 use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, PrivateKeyDer};
 use rustls::server::WebPkiClientVerifier;
-use rustls::{RootCertStore, ServerConfig};
+use rustls::{ClientConfig, RootCertStore, ServerConfig};
 use std::convert::Infallible;
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -140,8 +140,8 @@ where
         .await;
 }
 
-/// An HTTPS server signed by `pki`'s CA.
-pub async fn start_tls(pki: &Pki, options: TlsOptions) -> Server {
+/// A TLS server configuration with `pki`'s server certificate, as `options` say.
+pub fn server_config(pki: &Pki, options: TlsOptions) -> ServerConfig {
     let chain: Vec<CertificateDer<'static>> =
         CertificateDer::pem_slice_iter(pki.server_cert_pem.as_bytes())
             .collect::<Result<_, _>>()
@@ -151,20 +151,47 @@ pub async fn start_tls(pki: &Pki, options: TlsOptions) -> Server {
         .with_safe_default_protocol_versions()
         .unwrap();
     let builder = if options.require_client_cert {
-        let mut roots = RootCertStore::empty();
-        for cert in CertificateDer::pem_slice_iter(pki.ca_pem.as_bytes()) {
-            roots.add(cert.unwrap()).unwrap();
-        }
-        let verifier = WebPkiClientVerifier::builder_with_provider(Arc::new(roots), provider())
-            .build()
-            .unwrap();
+        let verifier =
+            WebPkiClientVerifier::builder_with_provider(Arc::new(roots(pki)), provider())
+                .build()
+                .unwrap();
         builder.with_client_cert_verifier(verifier)
     } else {
         builder.with_no_client_auth()
     };
     let mut config = builder.with_single_cert(chain, key).unwrap();
     config.alpn_protocols = options.alpn;
-    let acceptor = TlsAcceptor::from(Arc::new(config));
+    config
+}
+
+/// A TLS client configuration (ring) that trusts `pki`'s CA alone and offers `alpn`.
+pub fn client_config(pki: &Pki, alpn: Vec<Vec<u8>>) -> ClientConfig {
+    let mut config = ClientConfig::builder_with_provider(provider())
+        .with_safe_default_protocol_versions()
+        .unwrap()
+        .with_root_certificates(roots(pki))
+        .with_no_client_auth();
+    config.alpn_protocols = alpn;
+    config
+}
+
+/// `pki`'s CA as the one root.
+fn roots(pki: &Pki) -> RootCertStore {
+    let mut roots = RootCertStore::empty();
+    for cert in CertificateDer::pem_slice_iter(pki.ca_pem.as_bytes()) {
+        roots.add(cert.unwrap()).unwrap();
+    }
+    roots
+}
+
+/// Accepts TLS connections with [`server_config`].
+pub fn tls_acceptor(pki: &Pki, options: TlsOptions) -> TlsAcceptor {
+    TlsAcceptor::from(Arc::new(server_config(pki, options)))
+}
+
+/// An HTTPS server signed by `pki`'s CA.
+pub async fn start_tls(pki: &Pki, options: TlsOptions) -> Server {
+    let acceptor = tls_acceptor(pki, options);
     start_counting(move |stream| {
         let acceptor = acceptor.clone();
         async move {
