@@ -106,13 +106,24 @@ impl Kept {
 
 /// The pool's key: scheme and authority. Equal as `Authority` is, ignoring ASCII case; hashed
 /// with one write of its bytes, lowercased, where `Authority`'s own `Hash` hands the hasher a byte
-/// at a time — the one optimisation of this type: that took 1,400 instructions of a proxied
-/// read's checkout and return (callgrind, `benches/proxy_hop.sh`).
-#[derive(Clone, PartialEq, Eq)]
+/// at a time; compared byte for byte before ignoring case, where `Authority`'s own equality
+/// lowercases both a byte at a time. The one optimisation of this type: together they took
+/// 2,500 instructions of a proxied read's checkout and return (callgrind,
+/// `benches/proxy_hop.sh`; BENCHMARKS.md).
+#[derive(Clone)]
 struct Origin {
     https: bool,
     authority: Authority,
 }
+
+impl PartialEq for Origin {
+    fn eq(&self, other: &Self) -> bool {
+        let (mine, theirs) = (self.authority.as_str(), other.authority.as_str());
+        self.https == other.https && (mine == theirs || mine.eq_ignore_ascii_case(theirs))
+    }
+}
+
+impl Eq for Origin {}
 
 impl Hash for Origin {
     // The scheme is left out: an `http://` and an `https://` origin of one authority share a
