@@ -149,6 +149,11 @@ fn get_service(caller: &Caller<Bench>) -> EndpointService<Client, Http<User, Use
         .expect("users.get is in the tree")
 }
 
+/// One typed call.
+async fn caller_get(caller: &Caller<Bench>, id: u64) -> User {
+    caller.users().get(UserId(id)).await.expect("caller call")
+}
+
 /// One call through the service: a clone of it, readied and called.
 async fn service_get(get: &EndpointService<Client, Http<User, UserId>>, id: u64) -> User {
     get.clone().oneshot(UserId(id)).await.expect("service call")
@@ -428,10 +433,7 @@ fn count(spec: &str) {
             } else {
                 caller_https(&backend)
             };
-            let call = |id| {
-                let caller = &caller;
-                async move { caller.users().get(UserId(id)).await.expect("caller call") }
-            };
+            let call = |id| caller_get(&caller, id);
             warm(&clients, name, call);
             clients.block_on(iterate(call, concurrency, iters));
         }
@@ -501,19 +503,9 @@ fn bench(c: &mut Criterion) {
     for concurrency in CONCURRENCY {
         let mut group = c.benchmark_group(format!("get_user/c{concurrency}"));
         group.throughput(Throughput::Elements(concurrency as u64));
-        measure(
-            &mut group,
-            &clients,
-            "caller",
-            concurrency,
-            |id| async move {
-                caller_ref
-                    .users()
-                    .get(UserId(id))
-                    .await
-                    .expect("caller call")
-            },
-        );
+        measure(&mut group, &clients, "caller", concurrency, |id| {
+            caller_get(&caller, id)
+        });
         measure(&mut group, &clients, "caller-service", concurrency, |id| {
             service_get(&get, id)
         });
@@ -537,13 +529,9 @@ fn bench(c: &mut Criterion) {
             },
         );
         if concurrency > 1 {
-            measure(
-                &mut group,
-                &clients,
-                "caller-same",
-                concurrency,
-                |_| async { caller.users().get(UserId(7)).await.expect("caller call") },
-            );
+            measure(&mut group, &clients, "caller-same", concurrency, |_| {
+                caller_get(&caller, 7)
+            });
         }
         group.finish();
     }
@@ -551,23 +539,12 @@ fn bench(c: &mut Criterion) {
     // The same read over HTTPS.
     let caller_https = caller_https(&backend);
     let hyper_https = hyper_https_client(&backend);
-    let caller_ref = &caller_https;
     for concurrency in CONCURRENCY {
         let mut group = c.benchmark_group(format!("get_user_https/c{concurrency}"));
         group.throughput(Throughput::Elements(concurrency as u64));
-        measure(
-            &mut group,
-            &clients,
-            "caller",
-            concurrency,
-            |id| async move {
-                caller_ref
-                    .users()
-                    .get(UserId(id))
-                    .await
-                    .expect("caller call")
-            },
-        );
+        measure(&mut group, &clients, "caller", concurrency, |id| {
+            caller_get(&caller_https, id)
+        });
         measure(&mut group, &clients, "hyper-util", concurrency, |id| {
             hyper_get(&hyper_https, &https, id)
         });

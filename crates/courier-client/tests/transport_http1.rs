@@ -16,9 +16,9 @@ use hyper::service::service_fn;
 use hyper_util::rt::{TokioExecutor, TokioIo};
 use std::convert::Infallible;
 use std::time::Duration;
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::io::AsyncWriteExt;
 use tower::ServiceExt;
-use transport_support::{eventually, start_counting, Server};
+use transport_support::{eventually, read_head, start_counting, Server};
 
 const CHUNK: usize = 16 * 1024;
 const CHUNKS: usize = 64;
@@ -148,13 +148,8 @@ async fn a_connection_whose_body_is_still_being_read_is_not_lent_out() {
 /// (`Connection: close` left out).
 async fn start_closing() -> Server {
     start_counting(|mut socket| async move {
-        let mut head = Vec::new();
-        let mut buf = [0u8; 1024];
-        while !head.ends_with(b"\r\n\r\n") {
-            match socket.read(&mut buf).await {
-                Ok(0) | Err(_) => return,
-                Ok(n) => head.extend_from_slice(&buf[..n]),
-            }
+        if read_head(&mut socket).await.is_none() {
+            return;
         }
         let _ = socket
             .write_all(b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\nok")
@@ -275,25 +270,12 @@ async fn a_status_without_a_body_gives_its_connection_back_at_once() {
     assert_eq!(server.accepted(), 1);
 }
 
-/// Reads one request head from `socket`; false when the connection ends first.
-async fn read_head(socket: &mut tokio::net::TcpStream) -> bool {
-    let mut head = Vec::new();
-    let mut byte = [0u8; 1];
-    while !head.ends_with(b"\r\n\r\n") {
-        match socket.read(&mut byte).await {
-            Ok(0) | Err(_) => return false,
-            Ok(_) => head.push(byte[0]),
-        }
-    }
-    true
-}
-
 /// A server whose connections answer their first request with `ok` and then, unasked, with a
 /// second answer, `smuggled` — at once in the same write, or after `pause` — and any later
 /// request on the connection with `later`.
 async fn start_smuggling(pause: Option<Duration>) -> Server {
     start_counting(move |mut socket| async move {
-        if !read_head(&mut socket).await {
+        if read_head(&mut socket).await.is_none() {
             return;
         }
         let first = b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\nok";
@@ -310,7 +292,7 @@ async fn start_smuggling(pause: Option<Duration>) -> Server {
                 let _ = socket.write_all(smuggled).await;
             }
         }
-        while read_head(&mut socket).await {
+        while read_head(&mut socket).await.is_some() {
             let later = b"HTTP/1.1 200 OK\r\ncontent-length: 5\r\n\r\nlater";
             if socket.write_all(later).await.is_err() {
                 return;
@@ -353,11 +335,11 @@ async fn an_answer_sent_unasked_to_an_idle_connection_closes_it() {
 async fn a_connection_whose_answer_said_close_is_not_used_again() {
     // The server says `Connection: close` and leaves the socket open: the client closes it.
     let server = start_counting(|mut socket| async move {
-        if read_head(&mut socket).await {
+        if read_head(&mut socket).await.is_some() {
             let close = b"HTTP/1.1 200 OK\r\nconnection: close\r\ncontent-length: 2\r\n\r\nok";
             let _ = socket.write_all(close).await;
         }
-        while read_head(&mut socket).await {
+        while read_head(&mut socket).await.is_some() {
             let later = b"HTTP/1.1 200 OK\r\ncontent-length: 5\r\n\r\nlater";
             if socket.write_all(later).await.is_err() {
                 return;

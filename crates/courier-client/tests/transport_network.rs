@@ -9,8 +9,8 @@ use http::Response;
 use std::time::Duration;
 use tokio::net::{TcpListener, TcpSocket, TcpStream};
 use transport_support::{
-    client_identity, closed_port, eventually, get, get_text, start_http, start_proxy, start_tls,
-    Pki, TlsOptions,
+    client_identity, closed_port, eventually, get, get_text, read_head, start_http, start_proxy,
+    start_tls, Pki, TlsOptions,
 };
 
 #[tokio::test]
@@ -407,18 +407,14 @@ async fn the_cache_prefers_fetch() {
 
 /// Answers one request on a raw socket with the request's head as the body.
 async fn start_head_echo() -> std::net::SocketAddr {
-    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    use tokio::io::AsyncWriteExt;
     let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
     tokio::spawn(async move {
         let (mut socket, _) = listener.accept().await.unwrap();
-        let mut head = Vec::new();
-        let mut buf = [0u8; 1024];
-        while !head.ends_with(b"\r\n\r\n") {
-            let n = socket.read(&mut buf).await.unwrap();
-            assert!(n > 0, "the request head ended early");
-            head.extend_from_slice(&buf[..n]);
-        }
+        let head = read_head(&mut socket)
+            .await
+            .expect("the request head, whole");
         let answer = format!(
             "HTTP/1.1 200 OK\r\ncontent-length: {}\r\nconnection: close\r\n\r\n",
             head.len()

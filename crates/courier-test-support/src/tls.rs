@@ -189,6 +189,20 @@ pub fn tls_acceptor(pki: &Pki, options: TlsOptions) -> TlsAcceptor {
     TlsAcceptor::from(Arc::new(server_config(pki, options)))
 }
 
+/// Reads one request head from `socket`, a byte at a time so that nothing after it is taken:
+/// `None` when the connection ends first.
+pub async fn read_head(socket: &mut TcpStream) -> Option<Vec<u8>> {
+    let mut head = Vec::new();
+    let mut byte = [0u8; 1];
+    while !head.ends_with(b"\r\n\r\n") {
+        match socket.read(&mut byte).await {
+            Ok(0) | Err(_) => return None,
+            Ok(_) => head.push(byte[0]),
+        }
+    }
+    Some(head)
+}
+
 /// An HTTPS server signed by `pki`'s CA.
 pub async fn start_tls(pki: &Pki, options: TlsOptions) -> Server {
     let acceptor = tls_acceptor(pki, options);

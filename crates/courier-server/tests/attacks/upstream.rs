@@ -5,6 +5,7 @@
 use crate::harness::{exchange_within, request, site, still_serves};
 use courier_core::{ApiDef, GroupDef, HttpEndpoint};
 use courier_server::Proxy;
+use courier_test_support::tls::read_head;
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -142,17 +143,6 @@ async fn an_upstream_slower_than_the_endpoints_timeout_is_a_504() {
 /// — meant for whichever call goes on the connection next — and any later request with
 /// `{"later":true}`; with the count of connections it accepted.
 async fn answering_twice() -> (SocketAddr, Arc<AtomicUsize>) {
-    async fn read_head(tcp: &mut tokio::net::TcpStream) -> bool {
-        let mut head = Vec::new();
-        let mut byte = [0u8; 1];
-        while !head.ends_with(b"\r\n\r\n") {
-            match tcp.read(&mut byte).await {
-                Ok(0) | Err(_) => return false,
-                Ok(_) => head.push(byte[0]),
-            }
-        }
-        true
-    }
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
     let accepted = Arc::new(AtomicUsize::new(0));
@@ -161,7 +151,7 @@ async fn answering_twice() -> (SocketAddr, Arc<AtomicUsize>) {
         while let Ok((mut tcp, _)) = listener.accept().await {
             count.fetch_add(1, Ordering::SeqCst);
             tokio::spawn(async move {
-                if !read_head(&mut tcp).await {
+                if read_head(&mut tcp).await.is_none() {
                     return;
                 }
                 let answer = |body: &str| {
@@ -173,7 +163,7 @@ async fn answering_twice() -> (SocketAddr, Arc<AtomicUsize>) {
                 };
                 let both = answer(r#"{"own":true}"#) + &answer(r#"{"stolen":true}"#);
                 let _ = tcp.write_all(both.as_bytes()).await;
-                while read_head(&mut tcp).await {
+                while read_head(&mut tcp).await.is_some() {
                     let later = answer(r#"{"later":true}"#);
                     if tcp.write_all(later.as_bytes()).await.is_err() {
                         return;
