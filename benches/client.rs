@@ -49,7 +49,8 @@
 //!
 //! Instructions per call: `COURIER_BENCH_CALLS="caller 1 2000"` (a client — `caller`,
 //! `caller-service`, `caller-cached`, `hyper-util` or `reqwest`, or `caller-https`,
-//! `hyper-util-https` or `reqwest-https` — a concurrency and a number of iterations) makes the bench binary warm that client up, run that many iterations untimed, and
+//! `hyper-util-https` or `reqwest-https` — a concurrency and a number of iterations) makes the
+//! bench binary warm that client up, run that many iterations untimed, and
 //! exit, for `valgrind --tool=callgrind --separate-threads=yes`: the client's thread is the main
 //! one, and the difference between two runs of different lengths, divided by the calls between
 //! them, is the cost of one call with set-up and warm-up cancelled out (BENCHMARKS.md).
@@ -60,7 +61,7 @@ use axum::serve::ListenerExt;
 use axum::{Json, Router};
 use courier::typed::{endpoint, EndpointService, Group, Http};
 use courier::{ApiDef, Caller, Client, Transport};
-use courier_test_support::tls::{client_config, tls_acceptor, Pki, TlsOptions};
+use courier_test_support::tls::{client_config, start_counting, tls_acceptor, Pki, TlsOptions};
 use criterion::measurement::WallTime;
 use criterion::{criterion_group, BenchmarkGroup, BenchmarkId, Criterion, Throughput};
 use futures_util::future::join_all;
@@ -222,28 +223,23 @@ fn backend() -> Backend {
             let _ = stopped.await;
         });
         tokio::spawn(async move { plain.await });
-        let tls = tokio::net::TcpListener::bind("127.0.0.1:0")
-            .await
-            .expect("bind 127.0.0.1");
-        let tls_addr = tls.local_addr().expect("a local address");
-        // Ends with the runtime.
-        tokio::spawn(async move {
-            while let Ok((tcp, _)) = tls.accept().await {
-                let _ = tcp.set_nodelay(true);
-                let (acceptor, app) = (acceptor.clone(), app.clone());
-                tokio::spawn(async move {
-                    let Ok(stream) = acceptor.accept(tcp).await else {
-                        return;
-                    };
-                    let service =
-                        hyper::service::service_fn(move |request| app.clone().oneshot(request));
-                    let _ = hyper::server::conn::http1::Builder::new()
-                        .serve_connection(TokioIo::new(stream), service)
-                        .await;
-                });
+        // courier-test-support's counting listener (the counts unread); ends with the runtime.
+        let tls = start_counting(move |tcp| {
+            let _ = tcp.set_nodelay(true);
+            let (acceptor, app) = (acceptor.clone(), app.clone());
+            async move {
+                let Ok(stream) = acceptor.accept(tcp).await else {
+                    return;
+                };
+                let service =
+                    hyper::service::service_fn(move |request| app.clone().oneshot(request));
+                let _ = hyper::server::conn::http1::Builder::new()
+                    .serve_connection(TokioIo::new(stream), service)
+                    .await;
             }
-        });
-        (addr, tls_addr)
+        })
+        .await;
+        (addr, tls.addr)
     });
     Backend {
         runtime,
