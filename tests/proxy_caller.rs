@@ -597,6 +597,35 @@ async fn forms_go_as_multipart_and_reach_the_upstream_as_forms() {
 }
 
 #[tokio::test]
+async fn a_form_or_a_watched_upload_forced_to_get_is_refused_before_sending() {
+    let s = setup().await;
+    let caller = s.routes_caller();
+    let form = || Form::new().text("id", "5").text("title", "Holiday");
+    let err = caller
+        .users()
+        .with(CallOptions::new().method(http::Method::GET))
+        .avatar(form())
+        .await
+        .unwrap_err();
+    assert_eq!(code(&err), Some(ErrorCode::InvalidOption), "{err}");
+    assert!(err.to_string().contains("form"), "{err}");
+    let err = caller
+        .users()
+        .with(
+            CallOptions::new()
+                .method(http::Method::GET)
+                .on_upload_progress(|_| {}),
+        )
+        .get(UserId(3))
+        .await
+        .unwrap_err();
+    assert_eq!(code(&err), Some(ErrorCode::InvalidOption), "{err}");
+    assert!(err.to_string().contains("upload"), "{err}");
+    assert!(s.proxy_saw().is_empty(), "nothing reached the proxy");
+    assert!(s.backend_saw().is_empty());
+}
+
+#[tokio::test]
 async fn a_streamed_file_goes_through_the_proxy_as_it_is_read() {
     let s = setup().await;
     let caller = s.routes_caller();
@@ -1095,7 +1124,7 @@ fn secure_api(backend: SocketAddr) -> courier::Api<Secure> {
 }
 
 #[tokio::test]
-async fn the_browsers_session_crosses_the_proxy_and_writes_are_checked() {
+async fn the_browsers_session_crosses_the_proxy_and_writes_repeat_the_csrf_token() {
     let app = Router::new()
         .route(
             "/users/login",
@@ -1144,8 +1173,38 @@ async fn the_browsers_session_crosses_the_proxy_and_writes_are_checked() {
         "{cookie}"
     );
 
-    // A write without the CSRF header is refused by the proxy, before the upstream.
+    // A write repeats the CSRF cookie the proxy set in the CSRF header, by itself, as a page
+    // does: the routes record names both.
+    let renamed: Value = caller
+        .account()
+        .rename(NewUser { name: "Ada".into() })
+        .await
+        .unwrap();
+    assert_eq!(renamed["name"], "Ada");
+    // A header the call sets itself is kept, and the proxy judges it.
     let err = caller
+        .account()
+        .with(CallOptions::new().header(
+            http::HeaderName::from_static("x-csrf-token"),
+            http::HeaderValue::from_static("forged"),
+        ))
+        .rename(NewUser { name: "Eve".into() })
+        .await
+        .unwrap_err();
+    assert_eq!(err.status_code(), 403);
+    assert_eq!(
+        err.http_error().unwrap().data["error"]["code"],
+        "CSRF_CHECK_FAILED"
+    );
+
+    // Before signing in there is no token to repeat: the proxy refuses the write.
+    let fresh = ProxyCaller::<Secure>::routes(
+        &proxy,
+        Routes::from_api("secure", secure_api(backend).def()),
+    )
+    .build()
+    .unwrap();
+    let err = fresh
         .account()
         .rename(NewUser { name: "Ada".into() })
         .await
@@ -1155,17 +1214,39 @@ async fn the_browsers_session_crosses_the_proxy_and_writes_are_checked() {
         err.http_error().unwrap().data["error"]["code"],
         "CSRF_CHECK_FAILED"
     );
-    // With it, the write goes through.
-    let renamed: Value = caller
+
+    // A record without the names (written by hand): the builder's `csrf` gives them.
+    let mut unnamed = Routes::from_api("secure", secure_api(backend).def());
+    unnamed.csrf = None;
+    let without = ProxyCaller::<Secure>::routes(&proxy, unnamed.clone())
+        .build()
+        .unwrap();
+    without.account().login().await.unwrap();
+    let err = without
         .account()
-        .with(CallOptions::new().header(
-            http::HeaderName::from_static("x-csrf-token"),
-            http::HeaderValue::from_static("tok"),
-        ))
+        .rename(NewUser { name: "Ada".into() })
+        .await
+        .unwrap_err();
+    assert_eq!(err.status_code(), 403, "no names, no header");
+    let named = ProxyCaller::<Secure>::routes(&proxy, unnamed)
+        .csrf("csrf_token", "x-csrf-token")
+        .build()
+        .unwrap();
+    named.account().login().await.unwrap();
+    let renamed: Value = named
+        .account()
         .rename(NewUser { name: "Ada".into() })
         .await
         .unwrap();
     assert_eq!(renamed["name"], "Ada");
+    let bad = ProxyCaller::<Secure>::routes(
+        &proxy,
+        Routes::from_api("secure", secure_api(backend).def()),
+    )
+    .csrf("csrf_token", "not a header")
+    .build()
+    .unwrap_err();
+    assert_eq!(code(&bad), Some(ErrorCode::InvalidOption), "{bad}");
 }
 
 #[tokio::test]

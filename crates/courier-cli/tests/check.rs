@@ -222,3 +222,16 @@ fn usage_errors_are_claps() {
     assert_eq!(out.status.code(), Some(0));
     assert!(String::from_utf8_lossy(&out.stdout).contains("check"));
 }
+
+#[test]
+fn a_source_without_base_url_is_refused_naming_the_key() {
+    let report = fails(&fixture("missing_base_url.toml"), "INVALID_BASE_URL");
+    assert!(
+        message(&report).contains("sources.todos.base_url"),
+        "the key path: {report}"
+    );
+    assert!(
+        message(&report).contains("`todos.list`"),
+        "the endpoint that needs it: {report}"
+    );
+}

@@ -73,6 +73,7 @@
 
 mod caller;
 mod error;
+mod form;
 mod opener;
 mod progress;
 pub mod proxy;

@@ -4,6 +4,7 @@
 //! reconnect with.
 
 use crate::error::Error;
+use courier_core::context::ServedRequest;
 use courier_core::encode::Variables;
 use courier_core::{ApiDef, Body, BoxFuture, CallOptions, IntoVariables, ResolvedEndpoint};
 use courier_live::Hub;
@@ -31,6 +32,13 @@ pub(crate) trait Opener: Send + Sync + 'static {
     /// The headers each channel's first frame carries (a proxy caller's defaults).
     fn hello_headers(&self) -> Option<&HeaderMap>;
 
+    /// Tells the client that a stream's or a channel's opening (the first connection or a
+    /// reconnection) was refused with an HTTP status, `error` naming it: a proxy caller hands it
+    /// to its `on_error`, as it does a call's. Nothing by default.
+    fn refused(&self, error: &Error) {
+        let _ = error;
+    }
+
     /// Sends the opening request of a stream or channel (its handshake GET, with `headers`
     /// added over the built ones and `param` added to the address) through the client's
     /// stack, and returns the response with its body unread and its extensions (a protocol
@@ -44,6 +52,27 @@ pub(crate) trait Opener: Send + Sync + 'static {
         headers: HeaderMap,
         param: Option<(&'static str, &'static str)>,
     ) -> BoxFuture<'a, Result<Response<Body>, Error>>;
+}
+
+/// A stream's or a channel's options with the served request captured: the call's own context,
+/// else the request being served on this task when it opens.
+///
+/// Reconnections happen later and elsewhere — a stream's when it is polled after its handler
+/// returned, a channel's from its socket task — outside the served request's scope. Without the
+/// capture they would go out without the user's session cookies, bearer and forwarded headers,
+/// and with path options computed for no request (another tenant's address, say).
+pub(crate) fn capture_served(options: Option<CallOptions>) -> Option<CallOptions> {
+    if options
+        .as_ref()
+        .and_then(CallOptions::get_context)
+        .is_some()
+    {
+        return options;
+    }
+    match ServedRequest::current() {
+        Some(served) => Some(options.unwrap_or_default().context(served)),
+        None => options,
+    }
 }
 
 /// Adds a handshake's own `headers` (over the built ones) and query `param` to `request`.

@@ -72,7 +72,11 @@ pub(crate) async fn response<R: FromResponse>(
                         .map_err(|e| Error::decode(parts.status, e))?,
                 ),
                 ResponseType::Bytes => ResponseBody::Bytes(bytes),
-                ResponseType::Form => ResponseBody::Form(bytes),
+                ResponseType::Form => ResponseBody::Form(
+                    crate::form::read(api, &parts.headers, bytes)
+                        .await
+                        .map_err(|e| Error::decode(parts.status, e))?,
+                ),
             }
         }
     };

@@ -6,7 +6,9 @@ use axum::routing::get;
 use axum::Router;
 use courier_client::Client;
 use courier_core::context::ServedRequest;
-use courier_core::{ApiDef, CacheOptions, CallOptions, GroupDef, HttpEndpoint, SessionOptions};
+use courier_core::{
+    ApiDef, CacheOptions, CallOptions, Dispatcher, GroupDef, HttpEndpoint, SessionOptions,
+};
 use courier_test_support::Recorder;
 use serde_json::{json, Value};
 use std::net::SocketAddr;
@@ -109,4 +111,20 @@ async fn each_user_has_their_own_cached_answer() {
     assert_eq!(call(&client, "market.rates", Some(&ada)).await, first);
     assert_eq!(call(&client, "market.rates", Some(&bob)).await, theirs);
     assert_eq!(recorder.hits("/rates"), 2);
+}
+
+#[tokio::test]
+async fn a_call_with_a_transport_of_its_own_is_never_answered_from_the_cache() {
+    // A call `.with()` its own `dispatcher` or `fetch` (a client certificate per user, say)
+    // may be answered differently by the upstream: it neither reads the cache nor fills it.
+    let recorder = Recorder::new();
+    let client = Client::new(api(backend(recorder.clone()).await)).unwrap();
+    let own = CallOptions::new().dispatcher(Dispatcher::new());
+
+    assert_eq!(call(&client, "market.rates", None).await["call"], 1);
+    assert_eq!(call(&client, "market.rates", Some(&own)).await["call"], 2);
+    assert_eq!(call(&client, "market.rates", Some(&own)).await["call"], 3);
+    // The default transport's answer is still the one kept.
+    assert_eq!(call(&client, "market.rates", None).await["call"], 1);
+    assert_eq!(recorder.hits("/rates"), 3);
 }

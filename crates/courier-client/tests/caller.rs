@@ -731,3 +731,132 @@ async fn a_handler_returns_a_failed_call_as_its_response() {
     );
     assert!(!message.contains(&down.port().to_string()), "{message}");
 }
+
+/// Search parameters written `key:value;key:value`: a source's own rules, both ways.
+#[derive(Debug)]
+struct Semicolons;
+
+impl courier_core::encode::SearchParamsSerializer for Semicolons {
+    fn stringify(&self, params: &serde_json::Map<String, Value>) -> String {
+        let pairs: Vec<String> = params
+            .iter()
+            .map(|(key, value)| format!("{key}:{}", value.as_str().unwrap_or_default()))
+            .collect();
+        pairs.join(";")
+    }
+
+    fn parse(
+        &self,
+        query: &str,
+    ) -> Result<serde_json::Map<String, Value>, courier_core::encode::SearchParamsError> {
+        query
+            .split(';')
+            .map(|pair| match pair.split_once(':') {
+                Some((key, value)) => Ok((key.to_owned(), json!(value))),
+                None => Err(courier_core::encode::SearchParamsError::new(format!(
+                    "`{pair}` is not key:value"
+                ))),
+            })
+            .collect()
+    }
+}
+
+#[tokio::test]
+async fn form_responses_read_multipart_and_the_sources_own_search_rules() {
+    const BOUNDARY: &str = "courier-test-boundary";
+    let multipart = [
+        "--courier-test-boundary\r\ncontent-disposition: form-data; name=\"name\"\r\n\r\nAda\r\n",
+        "--courier-test-boundary\r\ncontent-disposition: form-data; name=\"tag\"\r\n\r\na\r\n",
+        "--courier-test-boundary\r\ncontent-disposition: form-data; name=\"tag\"\r\n\r\nb\r\n",
+        "--courier-test-boundary\r\ncontent-disposition: form-data; name=\"avatar\"; filename=\"a.png\"\r\ncontent-type: image/png\r\n\r\n\x01\x02\x03\r\n",
+        "--courier-test-boundary--\r\n",
+    ]
+    .concat();
+    let app = Router::new()
+        .route(
+            "/multipart",
+            get(move || async move {
+                (
+                    [(
+                        "content-type",
+                        format!("multipart/form-data; boundary={BOUNDARY}"),
+                    )],
+                    multipart,
+                )
+            }),
+        )
+        .route(
+            "/semicolons",
+            get(|| async {
+                (
+                    [("content-type", "application/x-www-form-urlencoded")],
+                    "a:1;b:two",
+                )
+            }),
+        );
+    let addr = courier_test_support::serve(app).await;
+    let api = ApiDef::builder()
+        .base_url(format!("http://{addr}"))
+        .response_type(ResponseType::Form)
+        .search_params_serializer(Semicolons)
+        .group(
+            "forms",
+            GroupDef::new()
+                .endpoint("multipart", HttpEndpoint::get("/multipart"))
+                .endpoint("semicolons", HttpEndpoint::get("/semicolons")),
+        )
+        .build()
+        .unwrap();
+    let client = Client::new(api).unwrap();
+
+    let fields = client
+        .call("forms.multipart", json!({}))
+        .await
+        .unwrap()
+        .data;
+    assert_eq!(
+        fields,
+        json!({
+            "name": "Ada",
+            "tag": ["a", "b"],
+            "avatar": { "filename": "a.png", "content_type": "image/png", "bytes": [1, 2, 3] },
+        })
+    );
+    // The source's own rules read a URL-encoded form back.
+    let fields = client
+        .call("forms.semicolons", json!({}))
+        .await
+        .unwrap()
+        .data;
+    assert_eq!(fields, json!({ "a": "1", "b": "two" }));
+
+    // Typed: a file part is what `Vec<u8>` takes.
+    #[derive(serde::Deserialize)]
+    struct Avatar {
+        filename: String,
+        bytes: Vec<u8>,
+    }
+    #[derive(serde::Deserialize)]
+    struct Profile {
+        name: String,
+        tag: Vec<String>,
+        avatar: Avatar,
+    }
+    let profile: Profile = serde_json::from_value(
+        client
+            .call("forms.multipart", json!({}))
+            .await
+            .unwrap()
+            .data,
+    )
+    .unwrap();
+    assert_eq!(
+        (
+            profile.name.as_str(),
+            profile.tag.len(),
+            profile.avatar.filename.as_str()
+        ),
+        ("Ada", 2, "a.png")
+    );
+    assert_eq!(profile.avatar.bytes, [1, 2, 3]);
+}

@@ -8,7 +8,8 @@ use std::time::Duration;
 /// How a response body is parsed (the spec's `responseType`). Default [`ResponseType::Json`].
 ///
 /// The spec's `blob` and `arrayBuffer` are both [`ResponseType::Bytes`] in Rust; `formData` is
-/// [`ResponseType::Form`] (an `application/x-www-form-urlencoded` body read into a map).
+/// [`ResponseType::Form`]. A config file takes either name: `bytes`, `blob` or `arrayBuffer`;
+/// `form` or `formData`.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum ResponseType {
@@ -17,9 +18,12 @@ pub enum ResponseType {
     Json,
     /// The body as UTF-8 text.
     Text,
-    /// The body as raw bytes.
+    /// The body as raw bytes (the spec's `blob` and `arrayBuffer`).
+    #[serde(alias = "blob", alias = "arrayBuffer")]
     Bytes,
-    /// An URL-encoded form body read into a map of strings.
+    /// A form read into a map of its fields (the spec's `formData`): `multipart/form-data`, or
+    /// else URL-encoded, read by the source's search-parameter rules.
+    #[serde(alias = "formData")]
     Form,
 }
 

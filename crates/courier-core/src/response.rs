@@ -17,10 +17,9 @@
 //! [`BodyStream`].
 
 use crate::body::Body;
-use crate::encode::{DefaultSearchParams, SearchParamsSerializer};
 use bytes::Bytes;
 use serde::de::{self, DeserializeOwned, IntoDeserializer, Visitor};
-use serde_json::Value;
+use serde_json::{Map, Value};
 use std::fmt;
 
 /// A body as the endpoint's response type reads it.
@@ -35,8 +34,9 @@ pub enum ResponseBody {
     Text(String),
     /// Raw bytes.
     Bytes(Bytes),
-    /// An URL-encoded form, not yet parsed.
-    Form(Bytes),
+    /// A form, read into its fields: URL-encoded (by the source's search-parameter rules) or
+    /// `multipart/form-data` (a file part as `{"filename", "content_type", "bytes"}`).
+    Form(Map<String, Value>),
     /// What a custom response parser returned.
     Value(Value),
     /// The body unread, for `stream: true` endpoints.
@@ -115,14 +115,8 @@ impl<T: DeserializeOwned + Send + 'static> FromResponse for T {
             }
             ResponseBody::Bytes(bytes) => T::deserialize(BytesDeserializer(bytes))
                 .map_err(|e| DecodeError::caused(failed("binary"), e)),
-            ResponseBody::Form(bytes) => {
-                let text = String::from_utf8_lossy(&bytes);
-                let map = DefaultSearchParams.parse(&text).map_err(|e| {
-                    DecodeError::caused("the form response is not URL-encoded", e)
-                })?;
-                T::deserialize(Value::Object(map))
-                    .map_err(|e| DecodeError::caused(failed("form"), e))
-            }
+            ResponseBody::Form(fields) => T::deserialize(Value::Object(fields))
+                .map_err(|e| DecodeError::caused(failed("form"), e)),
             ResponseBody::Value(value) => T::deserialize(value)
                 .map_err(|e| DecodeError::caused(failed("parsed"), e)),
             ResponseBody::Stream(_) => Err(DecodeError::new(format!(
@@ -151,7 +145,8 @@ impl FromResponse for BodyStream {
         Ok(Self(match body {
             ResponseBody::Stream(body) => body,
             ResponseBody::Empty => Body::empty(),
-            ResponseBody::Json(b) | ResponseBody::Bytes(b) | ResponseBody::Form(b) => Body::from(b),
+            ResponseBody::Json(b) | ResponseBody::Bytes(b) => Body::from(b),
+            ResponseBody::Form(fields) => Body::from(Value::Object(fields).to_string()),
             ResponseBody::Text(t) => Body::from(t),
             ResponseBody::Value(v) => Body::from(v.to_string()),
         }))
@@ -260,14 +255,17 @@ mod tests {
     }
 
     #[test]
-    fn forms_read_by_the_search_parameter_rules() {
+    fn forms_read_into_their_fields() {
         #[derive(Deserialize)]
         struct Token {
             access_token: String,
             scope: Vec<String>,
         }
-        let body = Bytes::from_static(b"access_token=abc&scope=a&scope=b");
-        let token = Token::from_response(ResponseBody::Form(body)).unwrap();
+        let fields = json!({ "access_token": "abc", "scope": ["a", "b"] });
+        let Value::Object(fields) = fields else {
+            unreachable!()
+        };
+        let token = Token::from_response(ResponseBody::Form(fields)).unwrap();
         assert_eq!(token.access_token, "abc");
         assert_eq!(token.scope, ["a", "b"]);
     }

@@ -6,6 +6,7 @@
 //! use courier::{ApiDef, CacheOptions, ChannelEndpoint, GroupDef, HttpEndpoint, StreamEndpoint};
 //!
 //! let api = ApiDef::builder()
+//!     .base_url("https://api.example.com")
 //!     .cancel_previous(["users.search"])
 //!     .group(
 //!         "users",
@@ -216,6 +217,7 @@ impl Routes {
     /// use courier::{ApiDef, GroupDef, HttpEndpoint};
     ///
     /// let api = ApiDef::builder()
+    ///     .base_url("https://api.example.com")
     ///     .group(
     ///         "users",
     ///         GroupDef::new()
@@ -312,6 +314,7 @@ impl Routes {
             node.endpoints.push((name.to_owned(), endpoint));
         }
         let mut api = ApiDef::builder()
+            .through_proxy()
             .expose(true)
             .cancel_previous(self.cancel_previous.iter().cloned());
         if let Some(coalesce) = self.coalesce {
@@ -355,6 +358,7 @@ impl Routes {
     /// use courier::{ApiDef, GroupDef, HttpEndpoint};
     ///
     /// let api = ApiDef::builder()
+    ///     .base_url("https://api.example.com")
     ///     .group("users", GroupDef::new().expose(true).endpoint("get", HttpEndpoint::get("/:id")))
     ///     .build()?;
     /// let mut types = Types::new();
@@ -488,6 +492,7 @@ mod tests {
     #[test]
     fn sensitive_cached_reads_are_not_get_and_json_round_trips() {
         let api = ApiDef::builder()
+            .base_url("http://api.example")
             .coalesce(false)
             .group(
                 "g",

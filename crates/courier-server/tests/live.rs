@@ -139,7 +139,10 @@ async fn serve() -> Served {
             ChannelEndpoint::implement(ChannelHandler::Duplex(chat)),
         )
         .endpoint("room", room(log_tx));
+    // The remote stream's upstream is a closed port: nothing answers there.
+    let nowhere = courier_test_support::tls::closed_port().await;
     let api = ApiDef::builder()
+        .base_url(format!("http://{nowhere}"))
         .group("live", group)
         .group(
             "hidden",
@@ -313,7 +316,7 @@ async fn refusals_are_json_with_a_code() {
             "404",
             "ENDPOINT_NOT_IN_ROUTES",
         ),
-        // A remote stream is proxied: this one's source has no address to reach.
+        // A remote stream is proxied: this one's upstream does not answer.
         (
             query("live", "remote", &Value::Null),
             "502",

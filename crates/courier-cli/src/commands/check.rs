@@ -66,7 +66,10 @@ mod tests {
     fn the_summary_counts_sources_and_endpoints() {
         let empty = Config::from_toml_str("").unwrap();
         assert_eq!(summary(&empty), "ok: 0 sources, 0 endpoints");
-        let one = Config::from_toml_str("[sources.a.groups.g.endpoints.e]\nget = \"\"\n").unwrap();
+        let one = Config::from_toml_str(
+            "[sources.a]\nbase_url = \"http://api.example\"\n[sources.a.groups.g.endpoints.e]\nget = \"\"\n",
+        )
+        .unwrap();
         assert_eq!(summary(&one), "ok: 1 source (a), 1 endpoint");
         let two = Config::from_toml_str("[sources.b]\n[sources.a]\n").unwrap();
         assert_eq!(summary(&two), "ok: 2 sources (a, b), 0 endpoints");

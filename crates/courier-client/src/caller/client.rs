@@ -235,7 +235,9 @@ impl Stack {
             .layer(TimeoutLayer::from_meta())
             .service(transport);
         let own = &endpoint.definition().options().layers;
-        let cached = endpoint.meta().get_cache().is_some();
+        // A call over a transport of its own (`options`: a client certificate per user, say)
+        // may be answered differently: it is kept out of the client's cache, both ways.
+        let cached = endpoint.meta().get_cache().is_some() && options.is_none();
         let middle = if self.middleware.is_empty() && own.is_empty() && !cached {
             Either::Left(coalesced.map_response(into_body as fn(_) -> _))
         } else {

@@ -1,13 +1,14 @@
 //! [`ProxyCaller`] and its builder.
 
 use super::client::ProxyClient;
+use super::cookies::Jar;
 use super::hooks::{Hooks, Success};
 use super::route::{Route, RouteSettings};
 use crate::caller::Caller;
 use crate::error::Error;
 use crate::transport::{Transport, TransportCache};
 use courier_core::config::ProxyPaths;
-use courier_core::routes::Routes;
+use courier_core::routes::{CsrfNames, RouteShape, Routes};
 use courier_core::typed::{Api, ApiSpec};
 use courier_core::{ApiDef, BodyService, ConfigurationError, ErrorCode, HttpService, WsOptions};
 use http::{HeaderMap, HeaderName, HeaderValue};
@@ -99,6 +100,7 @@ pub struct ProxyCallerBuilder<A: ApiSpec> {
     cancel_previous: Option<Vec<String>>,
     deduplicate: Option<bool>,
     credentials: Credentials,
+    csrf: Option<CsrfNames>,
     headers: Vec<(String, String)>,
     hooks: Hooks,
     ws: WsOptions,
@@ -118,6 +120,7 @@ impl<A: ApiSpec> ProxyCallerBuilder<A> {
             cancel_previous: None,
             deduplicate: None,
             credentials: Credentials::Include,
+            csrf: None,
             headers: Vec::new(),
             hooks: Hooks::default(),
             ws: WsOptions::default(),
@@ -173,6 +176,20 @@ impl<A: ApiSpec> ProxyCallerBuilder<A> {
         self
     }
 
+    /// The session's double-submit CSRF token: every `POST` repeats the value of cookie `cookie`
+    /// (one the proxy set, kept in the caller's jar) in header `header`, as a browser page does.
+    /// Default: the routes record's `csrf` (written from the source's `session.csrf`), or the
+    /// source's own in the source form; without either, no header is sent and the proxy refuses
+    /// writes to a source that checks CSRF. Needs [`Credentials::Include`]: without the jar
+    /// there is no cookie to read.
+    pub fn csrf(mut self, cookie: impl Into<String>, header: impl Into<String>) -> Self {
+        self.csrf = Some(CsrfNames {
+            cookie: cookie.into(),
+            header: header.into(),
+        });
+        self
+    }
+
     /// A default header for every call and stream, and in the first frame of every channel.
     pub fn header(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
         self.headers.push((name.into(), value.into()));
@@ -183,7 +200,10 @@ impl<A: ApiSpec> ProxyCallerBuilder<A> {
     /// proxy's refusals, the upstream's answers, a read cancelled by a newer one with 499), and,
     /// with status 0, a call that got no answer (a network failure, a timeout). Not for an error
     /// raised before anything was sent (a configuration error) nor for a call stopped by its own
-    /// cancellation signal.
+    /// cancellation signal. A stream's or a channel's opening refused with an HTTP status (its
+    /// first connection or a reconnection: the proxy's 404 for an endpoint it does not expose,
+    /// the upstream's 401) is reported too, as the browser package reports a refused stream; a
+    /// channel the proxy closes as refused for good (4400–4499) ends with that close instead.
     pub fn on_error(mut self, f: impl Fn(&Error) + Send + Sync + 'static) -> Self {
         self.hooks.on_error = Some(Arc::new(f));
         self
@@ -262,8 +282,12 @@ impl<A: ApiSpec> ProxyCallerBuilder<A> {
                 (api, name, routes, true)
             }
         };
+        let csrf = self.csrf.or_else(|| routes.csrf.clone());
         let cancel_previous: HashSet<String> = match self.cancel_previous {
-            Some(paths) => paths.into_iter().collect(),
+            Some(paths) => {
+                check_cancel_previous(&paths, &routes)?;
+                paths.into_iter().collect()
+            }
             None => routes.cancel_previous.iter().cloned().collect(),
         };
         let coalesce = self
@@ -287,17 +311,45 @@ impl<A: ApiSpec> ProxyCallerBuilder<A> {
             },
             &api,
         );
+        let jar = match (self.credentials, csrf) {
+            (Credentials::Omit, _) => None,
+            (Credentials::Include, None) => Some(Jar::default()),
+            (Credentials::Include, Some(csrf)) => {
+                let header = HeaderName::try_from(csrf.header.as_str()).map_err(|e| {
+                    invalid(format!(
+                        "the CSRF header `{}` is not a header name: {e}",
+                        csrf.header
+                    ))
+                })?;
+                Some(Jar::with_csrf(csrf.cookie, header))
+            }
+        };
         let transports = TransportCache::new(self.transport).map_err(Error::transport)?;
-        let client = ProxyClient::new(
-            api,
-            route,
-            transports,
-            self.layers,
-            self.credentials == Credentials::Include,
-            self.ws,
-        )?;
+        let client = ProxyClient::new(api, route, transports, self.layers, jar, self.ws)?;
         Ok(Caller::over(client))
     }
+}
+
+/// The builder's `cancel_previous`, as a definition's is checked: every path a read the routes
+/// name (`CANCEL_PREVIOUS_INVALID` otherwise, naming the path and why).
+fn check_cancel_previous(paths: &[String], routes: &Routes) -> Result<(), Error> {
+    for path in paths {
+        let why = match routes.endpoints.get(path) {
+            Some(RouteShape::Query { .. }) => continue,
+            None => "which the routes do not name",
+            Some(RouteShape::Mutation) => "which writes; only reads can be cancelled",
+            Some(RouteShape::Sse | RouteShape::Ws { .. }) => {
+                "which is a stream or channel; only HTTP reads can be cancelled"
+            }
+        };
+        return Err(ConfigurationError::new(
+            ErrorCode::CancelPreviousInvalid,
+            format!("the proxy caller's cancel_previous lists `{path}`, {why}"),
+        )
+        .at("cancel_previous")
+        .into());
+    }
+    Ok(())
 }
 
 impl<A: ApiSpec> fmt::Debug for ProxyCallerBuilder<A> {

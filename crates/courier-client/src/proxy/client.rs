@@ -88,11 +88,11 @@ impl ProxyClient {
         route: Route,
         transports: TransportCache,
         layers: Vec<Middleware>,
-        cookies: bool,
+        jar: Option<Jar>,
         ws: WsOptions,
     ) -> Result<Self, Error> {
         let stack = Stack {
-            jar: cookies.then(Jar::default),
+            jar,
             cancel_previous: route.cancels_previous().then(CancelPreviousLayer::new),
             layers,
             coalesce: CoalesceLayer::new(),
@@ -225,6 +225,10 @@ impl Opener for ProxyClient {
 
     fn hello_headers(&self) -> Option<&HeaderMap> {
         Some(&self.inner.route.headers)
+    }
+
+    fn refused(&self, error: &Error) {
+        self.inner.route.refused(error);
     }
 
     fn handshake<'a>(

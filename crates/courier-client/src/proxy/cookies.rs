@@ -4,11 +4,15 @@
 //! channel handshake to the addresses they match. The jar is the outermost layer of the
 //! caller's stack: it adds its cookies before the other layers see a request (so coalescing
 //! tells two users' reads apart) and keeps what a response sets once they answer.
+//!
+//! With the session's CSRF names (the routes record's `csrf`, or the builder's), every `POST`
+//! repeats the CSRF cookie's value in the CSRF header, as the browser package does from
+//! `document.cookie`: a call that sets the header itself keeps its own.
 
 use cookie_store::{CookieStore, RawCookie};
 use courier_core::{Body, BoxFuture};
 use http::header::{COOKIE, SET_COOKIE};
-use http::{HeaderMap, HeaderValue, Request, Response, Uri};
+use http::{HeaderMap, HeaderName, HeaderValue, Method, Request, Response, Uri};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::task::{Context, Poll};
 use tower::{Layer, Service};
@@ -16,7 +20,12 @@ use url::Url;
 
 /// A shared jar; clones share the cookies. As a [`Layer`], it wraps a service in [`WithJar`].
 #[derive(Clone, Default)]
-pub(crate) struct Jar(Arc<Mutex<CookieStore>>);
+pub(crate) struct Jar {
+    store: Arc<Mutex<CookieStore>>,
+    /// The session's double-submit token: the cookie it is read from, the header a `POST`
+    /// repeats it in.
+    csrf: Option<Arc<(String, HeaderName)>>,
+}
 
 impl<S> Layer<S> for Jar {
     type Service = WithJar<S>;
@@ -52,6 +61,9 @@ where
     fn call(&mut self, mut request: Request<Body>) -> Self::Future {
         let uri = request.uri().clone();
         self.jar.add_to(&uri, request.headers_mut());
+        if request.method() == Method::POST {
+            self.jar.add_csrf(&uri, request.headers_mut());
+        }
         let jar = self.jar.clone();
         let call = self.inner.call(request);
         Box::pin(async move {
@@ -63,12 +75,45 @@ where
 }
 
 impl Jar {
+    /// A jar whose `POST`s repeat the CSRF token of cookie `cookie` in header `header`.
+    pub(crate) fn with_csrf(cookie: String, header: HeaderName) -> Self {
+        Self {
+            store: Arc::default(),
+            csrf: Some(Arc::new((cookie, header))),
+        }
+    }
+
+    /// Adds the CSRF header, with the value of the CSRF cookie that matches `uri`, unless the
+    /// call set the header itself or there is no such cookie (the proxy then refuses the write,
+    /// as it would a browser's).
+    fn add_csrf(&self, uri: &Uri, headers: &mut HeaderMap) {
+        let Some(csrf) = &self.csrf else {
+            return;
+        };
+        let (cookie, header) = &**csrf;
+        if headers.contains_key(header) {
+            return;
+        }
+        let Ok(url) = Url::parse(&uri.to_string()) else {
+            return;
+        };
+        let store = self.store.lock().unwrap_or_else(PoisonError::into_inner);
+        let token = store
+            .get_request_values(&url)
+            .find(|(name, _)| name == cookie)
+            .and_then(|(_, value)| HeaderValue::try_from(value).ok());
+        drop(store);
+        if let Some(token) = token {
+            headers.insert(header.clone(), token);
+        }
+    }
+
     /// Adds a `cookie` header with the cookies that match `uri`, if any.
     pub(crate) fn add_to(&self, uri: &Uri, headers: &mut HeaderMap) {
         let Ok(url) = Url::parse(&uri.to_string()) else {
             return;
         };
-        let store = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+        let store = self.store.lock().unwrap_or_else(PoisonError::into_inner);
         let pairs: Vec<String> = store
             .get_request_values(&url)
             .map(|(name, value)| format!("{name}={value}"))
@@ -97,7 +142,7 @@ impl Jar {
             .filter_map(|v| v.to_str().ok())
             .filter_map(|v| RawCookie::parse(v.to_owned()).ok())
             .collect::<Vec<_>>();
-        let mut store = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut store = self.store.lock().unwrap_or_else(PoisonError::into_inner);
         store.store_response_cookies(cookies.into_iter(), &url);
     }
 }

@@ -69,7 +69,10 @@ impl Route {
             let may_get = if settings.by_definition {
                 kind == Kind::Query && !sensitive && http
             } else {
+                // A record's `sensitive` list wins over its `get: true`, as in the browser
+                // package: a read whose variables are sensitive never goes in an address.
                 matches!(shape, RouteShape::Query { get: true })
+                    && !settings.routes.sensitive.iter().any(|s| s == path)
             };
             if may_get {
                 get.insert(path.to_owned());
@@ -236,6 +239,25 @@ impl Route {
         options: Option<&CallOptions>,
     ) -> Result<Method, Error> {
         if let Some(method) = options.and_then(CallOptions::get_method) {
+            if method == Method::GET {
+                // A GET carries its variables in `_v`, as JSON: a form's fields and files, or an
+                // upload to watch, would be left behind. Refused, as the browser package does.
+                let why = if matches!(variables, Variables::Form(_)) {
+                    Some("whose variables are a form")
+                } else if options.and_then(CallOptions::upload_progress).is_some() {
+                    Some("watching its upload")
+                } else {
+                    None
+                };
+                if let Some(why) = why {
+                    return Err(ConfigurationError::new(
+                        ErrorCode::InvalidOption,
+                        format!("`{}`: a call {why} goes as POST, not GET", endpoint.path()),
+                    )
+                    .at(endpoint.path())
+                    .into());
+                }
+            }
             if method == Method::GET || method == Method::POST {
                 return Ok(method.clone());
             }
@@ -280,6 +302,13 @@ impl Route {
                 ResponseType::Bytes
             },
         )
+    }
+
+    /// Tells `on_error` of a stream's or a channel's opening refused with an HTTP status.
+    pub(crate) fn refused(&self, error: &Error) {
+        if let Some(on_error) = &self.hooks.on_error {
+            on_error(error);
+        }
     }
 
     /// Tells the hooks how a call ended.

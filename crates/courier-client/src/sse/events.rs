@@ -7,6 +7,7 @@ use crate::error::Error;
 use crate::opener::Opener;
 use crate::proxy::ProxyClient;
 use crate::read;
+use courier_core::context::ServedRequest;
 use courier_core::encode::Variables;
 use courier_core::{
     Body, BoxFuture, CallOptions, Event, EventStream, HttpCallRequest, IntoVariables, MissedEvents,
@@ -93,6 +94,20 @@ struct Local {
     handler: StreamHandler,
     variables: Value,
     last_event_id: Option<String>,
+    /// The request served when the subscription opened: the handler's events are produced in
+    /// its scope, whichever task polls them, so calls the handler makes carry that user.
+    served: Option<ServedRequest>,
+}
+
+impl Local {
+    /// The handler's events from `request`, in the served request's scope when there is one.
+    fn open(&self, request: StreamRequest) -> EventStream {
+        let events = self.handler.open(request);
+        match &self.served {
+            Some(served) => Box::pin(served.clone().scope_stream(events)),
+            None => events,
+        }
+    }
 }
 
 impl<R> Events<R> {
@@ -215,7 +230,7 @@ impl<R: DeserializeOwned> Stream for Events<R> {
                             tracing::debug!(endpoint = %this.endpoint, error = %e, "in-process stream missed events; opening it again");
                             let mut request = StreamRequest::new(local.variables.clone());
                             request.last_event_id.clone_from(&local.last_event_id);
-                            local.events = local.handler.open(request);
+                            local.events = local.open(request);
                             continue;
                         }
                         Some(Err(e)) => this.end(Error::closed(1011, e.to_string())),
@@ -395,7 +410,11 @@ async fn open(
         return Ok(Opened::Over);
     }
     if status != StatusCode::OK {
-        return Err(read::refused(response, UnexpectedStatus(status)).await);
+        let error = read::refused(response, UnexpectedStatus(status))
+            .await
+            .with_endpoint(endpoint.path());
+        opener.refused(&error);
+        return Err(error);
     }
     let kind = response.headers().get(CONTENT_TYPE);
     let is_event_stream = kind
@@ -526,6 +545,7 @@ async fn first_connection<R>(
         .into());
     };
     let variables = read::json_variables(variables)?;
+    let options = crate::opener::capture_served(options);
     let cancelled = cancellation(
         options.as_ref().and_then(CallOptions::get_signal),
         opener.api().options().signal.as_ref(),
@@ -544,12 +564,15 @@ async fn first_connection<R>(
     // Served in process by a client with a hub; a proxy caller (no hub) reaches even an
     // implemented stream through the proxy.
     if let (StreamSource::Implemented(handler), true) = (stream.source(), opener.hub().is_some()) {
-        events.state = State::Local(Local {
-            events: handler.open(StreamRequest::new(variables.clone())),
+        let mut local = Local {
+            events: Box::pin(futures_util::stream::empty()),
             handler: handler.clone(),
             variables,
             last_event_id: None,
-        });
+            served: options.as_ref().and_then(CallOptions::get_context).cloned(),
+        };
+        local.events = local.open(StreamRequest::new(local.variables.clone()));
+        events.state = State::Local(local);
         return Ok(events);
     }
     let connect: Arc<Connect> = Arc::new(move |last_event_id| {

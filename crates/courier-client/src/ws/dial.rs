@@ -116,11 +116,16 @@ impl Dialer {
             )
             .await?;
         if response.status() != StatusCode::SWITCHING_PROTOCOLS {
-            return Err(crate::read::refused(
+            let error = crate::read::refused(
                 response,
                 BadHandshake("the server did not switch to the WebSocket protocol"),
             )
-            .await);
+            .await
+            .with_endpoint(self.endpoint.path());
+            if error.is_http() {
+                self.opener.refused(&error);
+            }
+            return Err(error);
         }
         let accepted = response
             .headers()

@@ -155,6 +155,7 @@ async fn first_connection<R, S>(
         .into());
     };
     let variables = read::json_variables(variables)?;
+    let options = crate::opener::capture_served(options);
     let shared = Arc::new(Shared {
         queue: Mutex::new(Queue {
             messages: VecDeque::new(),

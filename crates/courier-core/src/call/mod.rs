@@ -221,6 +221,7 @@ mod tests {
     #[test]
     fn a_calls_transport_wins_over_the_groups_and_the_sources() {
         let api = ApiDef::builder()
+            .base_url("http://api.example")
             .dispatcher(proxy("http://source:1"))
             .group(
                 "g",

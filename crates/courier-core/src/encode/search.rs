@@ -19,7 +19,9 @@ pub trait SearchParamsSerializer: Send + Sync + std::fmt::Debug {
     /// Writes `params` as a query string, without the leading `?`; empty when nothing is sent.
     fn stringify(&self, params: &Map<String, Value>) -> String;
 
-    /// Reads a query string (without the leading `?`) back into variables.
+    /// Reads a query string (without the leading `?`) back into variables. A client calls it to
+    /// read a URL-encoded answer of the `form` response type (the specification's `formData`),
+    /// so a source whose upstream writes its own encoding reads it back by the same rules.
     fn parse(&self, query: &str) -> Result<Map<String, Value>, SearchParamsError>;
 }
 

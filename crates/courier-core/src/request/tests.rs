@@ -285,7 +285,12 @@ fn forms_and_custom_serializers_set_their_content_type() {
 
 #[test]
 fn without_a_base_url_the_uri_is_the_path() {
-    let api = api(ApiDef::builder());
+    // Only a source whose transport is replaced may go without a base URL: the path is what
+    // its `fetch` gets.
+    let fetch = crate::Fetch::new(tower::service_fn(|_: Request<Body>| async {
+        Ok::<_, crate::BoxError>(http::Response::new(Body::empty()))
+    }));
+    let api = api(ApiDef::builder().fetch(fetch));
     let req = build(&api, "users.get", json!(1)).unwrap();
     assert_eq!(req.uri(), "/users/1");
 }

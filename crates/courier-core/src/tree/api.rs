@@ -28,9 +28,18 @@ pub struct ApiBuilder {
     headers: Vec<(String, String)>,
     allowed_headers: Vec<String>,
     groups: BTreeMap<String, GroupDef>,
+    /// The shape of an API a proxy caller reaches through a proxy route (`Routes::to_api`): its
+    /// addresses are the proxy's, so it needs no base URL.
+    through_proxy: bool,
 }
 
 impl ApiBuilder {
+    /// Marks the API as reached through a proxy route only, which needs no base URL.
+    pub(crate) fn through_proxy(mut self) -> Self {
+        self.through_proxy = true;
+        self
+    }
+
     /// The prefix of every request: an absolute `http` or `https` URL. Its path is kept
     /// literally (no `:name` parameters in it).
     pub fn base_url(mut self, url: impl Into<String>) -> Self {
@@ -202,6 +211,7 @@ impl ApiBuilder {
             headers,
             allowed_headers,
             groups,
+            through_proxy,
         } = self;
 
         if let Some(url) = base_url {
@@ -225,6 +235,9 @@ impl ApiBuilder {
         check_session_conflict(&options, &index)?;
         check_cancel_previous(&options, &index)?;
         check_topics(&index)?;
+        if options.base_url.is_none() && !through_proxy {
+            check_addressed(&index)?;
+        }
 
         Ok(ApiDef {
             inner: Arc::new(ApiInner {
@@ -325,6 +338,39 @@ fn check_session_conflict(
             .find(|h| validate::is_cookie_header(h))
         {
             return Err(conflict(name, format!("{path}.headers")));
+        }
+    }
+    Ok(())
+}
+
+/// A source without a base URL: every endpoint another process serves must have a replaced
+/// transport (a `fetch` of its group's or the source's) to reach it, or every call would fail as
+/// a network error that never names the base URL.
+fn check_addressed(
+    index: &HashMap<String, Arc<ResolvedEndpoint>>,
+) -> Result<(), ConfigurationError> {
+    use super::endpoint::{ChannelSource, StreamSource};
+    let mut paths: Vec<_> = index.keys().collect();
+    paths.sort();
+    for path in paths {
+        let endpoint = &index[path];
+        let remote = match endpoint.definition() {
+            EndpointDef::Http(_) => true,
+            EndpointDef::Stream(stream) => !matches!(stream.source(), StreamSource::Implemented(_)),
+            EndpointDef::Channel(channel) => {
+                !matches!(channel.source(), ChannelSource::Implemented(_))
+            }
+        };
+        if remote && endpoint.transport().fetch.is_none() {
+            return Err(ConfigurationError::new(
+                ErrorCode::InvalidBaseUrl,
+                format!(
+                    "the source has no `base_url`, and `{path}` is served by another process: set `base_url` \
+                     to its absolute http:// or https:// address (or give the source or the group a \
+                     `fetch` transport that reaches it)"
+                ),
+            )
+            .at("base_url"));
         }
     }
     Ok(())

@@ -184,8 +184,71 @@ fn base_urls_are_checked() {
         .build()
         .unwrap();
     assert_eq!(api.options().base_url.as_ref().unwrap().path(), "/v1");
-    // No base URL is allowed: a replacement transport may route by path alone.
+    // No base URL, and nothing to reach: nothing to refuse.
     ApiDef::builder().build().unwrap();
+}
+
+#[test]
+fn a_source_without_a_base_url_is_refused_when_something_is_served_elsewhere() {
+    let remote: [(&str, crate::EndpointDef); 3] = [
+        ("get", HttpEndpoint::get("/users").into()),
+        ("events", crate::StreamEndpoint::get("/events").into()),
+        ("room", crate::ChannelEndpoint::connect("/rooms/:id").into()),
+    ];
+    for (name, endpoint) in remote {
+        let e = err(ApiDef::builder()
+            .group("g", GroupDef::new().endpoint(name, endpoint))
+            .build());
+        assert_eq!(
+            (e.code(), e.path()),
+            (ErrorCode::InvalidBaseUrl, Some("base_url")),
+            "{e}"
+        );
+        let message = e.to_string();
+        assert!(
+            message.contains("no `base_url`") && message.contains(&format!("`g.{name}`")),
+            "{message}"
+        );
+    }
+    // What this process serves needs no address.
+    let served = crate::StreamEndpoint::implement(crate::StreamHandler::new(|_| {
+        futures_util::stream::empty()
+    }));
+    ApiDef::builder()
+        .group("g", GroupDef::new().endpoint("ticks", served))
+        .build()
+        .unwrap();
+    // A replaced transport may route by path alone, on the source or on the group.
+    let fetch = || {
+        crate::Fetch::new(tower::service_fn(|_: http::Request<crate::Body>| async {
+            Ok::<_, crate::BoxError>(http::Response::new(crate::Body::empty()))
+        }))
+    };
+    ApiDef::builder()
+        .fetch(fetch())
+        .group("g", GroupDef::new().endpoint("get", HttpEndpoint::get("")))
+        .build()
+        .unwrap();
+    ApiDef::builder()
+        .group(
+            "g",
+            GroupDef::new()
+                .fetch(fetch())
+                .endpoint("get", HttpEndpoint::get("")),
+        )
+        .build()
+        .unwrap();
+    // Not on a sibling group.
+    let e = err(ApiDef::builder()
+        .group(
+            "a",
+            GroupDef::new()
+                .fetch(fetch())
+                .endpoint("get", HttpEndpoint::get("")),
+        )
+        .group("b", GroupDef::new().endpoint("get", HttpEndpoint::get("")))
+        .build());
+    assert!(e.to_string().contains("`b.get`"), "{e}");
 }
 
 #[test]

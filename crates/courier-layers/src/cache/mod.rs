@@ -56,6 +56,10 @@
 //!
 //! `CancelPrevious → Session → Forward → middleware → Cache → Coalesce → Retry → Timeout → transport`
 //!
+//! A courier client leaves a call made over a transport of its own (`.with()` a `fetch` or a
+//! `dispatcher`: a client certificate per user, say) out of its cache, both ways: the upstream
+//! may answer such a call differently, and the key cannot see a transport.
+//!
 //! # Compared with tower-http and HTTP caches
 //!
 //! tower-http has no response cache. This is a private cache in the sense of RFC 9111, smaller:

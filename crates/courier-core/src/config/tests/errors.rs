@@ -360,6 +360,17 @@ fn names_are_refused_at_their_key_path_and_other_builder_errors_under_the_source
         "sources.demo.base_url",
     );
     fails(
+        "[sources.demo]\nbase_url = \"/api\"\n",
+        ErrorCode::InvalidBaseUrl,
+        "sources.demo.base_url",
+    );
+    // No `base_url` at all, with an endpoint another process serves.
+    fails(
+        "[sources.demo.groups.users.endpoints.get]\nget = \"/:id\"\n",
+        ErrorCode::InvalidBaseUrl,
+        "sources.demo.base_url",
+    );
+    fails(
         &with_endpoint("get = \"/a?b\""),
         ErrorCode::InvalidPath,
         "sources.demo.groups.users.endpoints.get.get",
@@ -473,7 +484,10 @@ fn deep_nesting_is_an_error_or_a_tree_never_a_crash() {
     // The deepest a file can nest: a header at the cap, a dotted key at the cap inside it.
     let header: String = (0..38).map(|i| format!(".groups.g{i}")).collect();
     let dotted: String = (0..38).map(|i| format!("groups.h{i}.")).collect();
-    let text = format!("[sources.demo{header}]\n{dotted}endpoints.e = {{ get = \"\" }}\n");
+    let text = format!(
+        "[sources.demo]\nbase_url = \"http://api.example\"\n\
+         [sources.demo{header}]\n{dotted}endpoints.e = {{ get = \"\" }}\n"
+    );
     let config = load(&text);
     assert_eq!(config.source("demo").unwrap().endpoints().len(), 1);
 }

@@ -368,6 +368,41 @@ fn defaults_apply_when_keys_are_absent() {
 }
 
 #[test]
+fn response_types_take_the_specifications_names_too() {
+    for (name, expected) in [
+        ("json", ResponseType::Json),
+        ("text", ResponseType::Text),
+        ("bytes", ResponseType::Bytes),
+        ("blob", ResponseType::Bytes),
+        ("arrayBuffer", ResponseType::Bytes),
+        ("form", ResponseType::Form),
+        ("formData", ResponseType::Form),
+    ] {
+        let text = format!(
+            "[sources.s]\nbase_url = \"https://api.example.com\"\nresponse_type = \"{name}\"\n\
+             [sources.s.groups.g.endpoints.e]\nget = \"\"\nresponse_type = \"{name}\"\n"
+        );
+        let config: super::super::Config = text.parse().unwrap();
+        let source = config.source("s").unwrap();
+        assert_eq!(source.options().response_type, expected, "{name}");
+        let endpoint = source.endpoint("g.e").unwrap();
+        assert_eq!(
+            endpoint
+                .definition()
+                .as_http()
+                .unwrap()
+                .response_type_override(),
+            Some(expected),
+            "{name}"
+        );
+    }
+    let refused = "[sources.s]\nbase_url = \"https://api.example.com\"\nresponse_type = \"xml\"\n"
+        .parse::<super::super::Config>()
+        .unwrap_err();
+    assert!(refused.to_string().contains("response_type"), "{refused}");
+}
+
+#[test]
 fn source_scalars_other_than_the_example() {
     let text = r#"
         [sources.other]

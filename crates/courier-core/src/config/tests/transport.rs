@@ -86,6 +86,8 @@ fn a_full_transport_is_read_relative_to_the_file() {
 #[test]
 fn group_transports_are_read_too() {
     let text = r#"
+        [sources.demo]
+        base_url = "https://api.example.com"
         [sources.demo.groups.secure]
         transport = { root_certs = ["certs/ca.pem"], proxy = "https://proxy.internal:8443" }
         [sources.demo.groups.secure.endpoints.a]
