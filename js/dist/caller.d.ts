@@ -62,19 +62,23 @@ export declare function createProxyCaller<const B extends RoutesRecord>(source: 
  * **The name-only form**: no record at run time; any `caller.a.b.c(variables)` calls endpoint
  * `c` of group `a.b`, always as POST. Streams and channels are not available (nothing tells
  * the caller what is one), nor coalescing; `cancelPrevious` applies to the paths it lists.
+ * `deduplicate: true` is refused (it cannot tell the reads it would cancel from writes), and
+ * the CSRF token is sent only when the options name it (`csrf`).
  * Type it with the routes' type (a type-only import keeps the record out of the bundle) or an
  * `Endpoints`-like interface; without a type argument every path is allowed and `unknown`.
  *
  * @example
  * ```ts
  * import type { Routes } from "./routes.js";
- * const caller = createProxyCaller<Routes>("demo");
+ * const caller = createProxyCaller<Routes>("demo", { csrf: { cookie: "csrf_token", header: "x-csrf-token" } });
  * await caller.users.create({ name: "Ada" });
  * ```
  *
  * @param source - the name the server registered the source under
- * @param defaults - the options (no `boundary`)
+ * @param defaults - the options (no `boundary`, no `deduplicate: true`)
+ * @throws ConfigurationError `INVALID_OPTION` for options that cannot work, `deduplicate: true` among them
  */
 export declare function createProxyCaller<A = AnyEndpoints>(source: string, defaults?: ProxyCallerDefaults & {
     readonly boundary?: undefined;
+    readonly deduplicate?: false | undefined;
 }): NameOnlyClient<A>;

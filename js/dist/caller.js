@@ -10,6 +10,7 @@
  *
  * @module
  */
+import { checkCsrf } from "./csrf.js";
 import { ConfigurationError } from "./errors.js";
 import { callHttp, checkTimeout } from "./http.js";
 import { openStream } from "./sse.js";
@@ -46,9 +47,9 @@ function settingsOf(source, record, options) {
         routes,
         sensitive: new Set(record?.sensitive ?? []),
         cancelPrevious: new Set(options.cancelPrevious ?? record?.cancelPrevious ?? []),
-        deduplicate: options.deduplicate ?? false,
+        deduplicate: deduplicateOf(options, record),
         coalesce: options.coalesce ?? record?.coalesce ?? true,
-        csrf: record?.csrf,
+        csrf: checkCsrf(options.csrf) ?? record?.csrf,
         paths: { http: paths.http ?? "/api/request", sse: paths.sse ?? "/api/sse", ws: paths.ws },
         baseUrl: options.baseUrl,
         timeout,
@@ -58,6 +59,19 @@ function settingsOf(source, record, options) {
         onSuccess: options.onSuccess,
         ws: options.ws ?? {},
     };
+}
+/**
+ * The `deduplicate` option. Refused in the name-only form: it cannot tell a read from a write,
+ * and cancelling a write would lose it, so accepting it would do nothing while seeming to.
+ */
+function deduplicateOf(options, record) {
+    const deduplicate = options.deduplicate ?? false;
+    if (record === undefined && deduplicate !== false) {
+        throw new ConfigurationError("INVALID_OPTION", "`deduplicate` cannot work in the name-only form: without routes the caller cannot tell a read from a write, " +
+            "and a write is never cancelled. List the reads in `cancelPrevious` (it applies in the name-only form to the paths it lists), " +
+            "or give a `boundary`");
+    }
+    return deduplicate;
 }
 /** The record's endpoints, each path and shape checked. */
 function routesOf(record) {

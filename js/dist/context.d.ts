@@ -63,8 +63,6 @@ export declare function resolveUrl(settings: Settings, path: string, endpoint: s
 export declare function addAddress(url: URL, settings: Settings, call: Pick<Call, "group" | "name">): void;
 /** The caller's headers with the call's own over them (a name given by the call replaces the caller's). */
 export declare function mergeHeaders(settings: Settings, options: CallOptions): Headers;
-/** The value of cookie `name` in `document.cookie`, decoded; `undefined` without a page or the cookie. */
-export declare function readCookie(name: string): string | undefined;
 /** Calls a user's hook; what it throws or rejects with is reported and never reaches the call. */
 export declare function runHook<A>(hook: ((arg: A) => unknown) | undefined, arg: A, what: string): void;
 /** Resolves after `ms`, or with `false` at once when `signal` aborts first. */

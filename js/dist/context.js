@@ -35,32 +35,6 @@ export function mergeHeaders(settings, options) {
         headers.set(name, value);
     return headers;
 }
-/** The value of cookie `name` in `document.cookie`, decoded; `undefined` without a page or the cookie. */
-export function readCookie(name) {
-    let cookies;
-    try {
-        cookies = globalThis.document?.cookie;
-    }
-    catch {
-        // A sandboxed document refuses access to its cookies.
-        return undefined;
-    }
-    if (typeof cookies !== "string")
-        return undefined;
-    for (const part of cookies.split(";")) {
-        const eq = part.indexOf("=");
-        if (eq < 0 || part.slice(0, eq).trim() !== name)
-            continue;
-        const value = part.slice(eq + 1).trim();
-        try {
-            return decodeURIComponent(value);
-        }
-        catch {
-            return value;
-        }
-    }
-    return undefined;
-}
 /** Calls a user's hook; what it throws or rejects with is reported and never reaches the call. */
 export function runHook(hook, arg, what) {
     if (hook === undefined)

@@ -154,6 +154,11 @@ export declare class StreamError extends Error {
 export type ChannelErrorKind = 
 /** The channel was closed for good with a code that does not reconnect (`code`, `reason`), or `send()` on a closed channel. */
 "closed"
+/**
+ * The proxy or the upstream refused the channel for good: close code 4400–4499, which is
+ * 4000 + the refusal's HTTP status (`code`, `status`, `reason`, and `refusal` from the reason).
+ */
+ | "refused"
 /** `send()` while disconnected and the queue of unsent messages is full (`ws.messageQueue`). */
  | "queue-full"
 /** `send()` of a message over `ws.maxMessageSize` bytes of JSON. */
@@ -170,6 +175,11 @@ export type ChannelErrorKind =
  * A channel that ended with an error (thrown from its iteration), or a message `send()`
  * refused (thrown by `send()`: nothing is ever dropped silently).
  *
+ * A channel refused for good comes as kind `"refused"`: courier's proxy closes it with 4000 +
+ * the refusal's HTTP status (4400 malformed address or variables, 4401 sign in, 4403
+ * forbidden, 4404 not exposed or not found) and a reason `"CODE: message"`, read into
+ * `status` and `refusal`. Retrying would not change it, so the channel does not reconnect.
+ *
  * @example
  * ```ts
  * try {
@@ -177,27 +187,42 @@ export type ChannelErrorKind =
  * } catch (error) {
  *   if (error instanceof ChannelError && error.kind === "queue-full") showOffline();
  * }
+ * try {
+ *   for await (const message of room) show(message);
+ * } catch (error) {
+ *   if (error instanceof ChannelError && error.kind === "refused" && error.status === 401) signIn();
+ * }
  * ```
  */
 export declare class ChannelError extends Error {
     readonly name = "ChannelError";
     /** What went wrong. */
     readonly kind: ChannelErrorKind;
-    /** The close code, for `closed` (1003, 1008, 1009, 4000–4999, …). */
+    /** The close code, for `closed` (1003, 1008, 1009, 4000–4999, …) and `refused` (4400–4499). */
     readonly code: number | undefined;
-    /** The close reason, for `closed`. */
+    /** The close reason, for `closed` and `refused`. */
     readonly reason: string | undefined;
+    /** The refusal's HTTP status, for `refused`: `code` − 4000 (400, 401, 403, 404, …). */
+    readonly status: number | undefined;
+    /**
+     * The proxy's refusal code, for `refused`: what comes before the first `": "` of the reason
+     * (`UPSTREAM_REFUSED`, `ENDPOINT_NOT_IN_ROUTES`, …); `undefined` when the reason does not
+     * start with such a code.
+     */
+    readonly refusal: string | undefined;
     /** The endpoint's dotted path. */
     readonly path: string;
     /**
      * @param kind - what went wrong
      * @param message - a sentence
      * @param path - the endpoint's dotted path
-     * @param options - `code` and `reason` of a close; `cause`
+     * @param options - `code` and `reason` of a close; `status` and `refusal` of a refusal; `cause`
      */
     constructor(kind: ChannelErrorKind, message: string, path: string, options?: {
         code?: number;
         reason?: string;
+        status?: number;
+        refusal?: string | undefined;
         cause?: unknown;
     });
 }

@@ -160,6 +160,11 @@ export class StreamError extends Error {
  * A channel that ended with an error (thrown from its iteration), or a message `send()`
  * refused (thrown by `send()`: nothing is ever dropped silently).
  *
+ * A channel refused for good comes as kind `"refused"`: courier's proxy closes it with 4000 +
+ * the refusal's HTTP status (4400 malformed address or variables, 4401 sign in, 4403
+ * forbidden, 4404 not exposed or not found) and a reason `"CODE: message"`, read into
+ * `status` and `refusal`. Retrying would not change it, so the channel does not reconnect.
+ *
  * @example
  * ```ts
  * try {
@@ -167,29 +172,44 @@ export class StreamError extends Error {
  * } catch (error) {
  *   if (error instanceof ChannelError && error.kind === "queue-full") showOffline();
  * }
+ * try {
+ *   for await (const message of room) show(message);
+ * } catch (error) {
+ *   if (error instanceof ChannelError && error.kind === "refused" && error.status === 401) signIn();
+ * }
  * ```
  */
 export class ChannelError extends Error {
     name = "ChannelError";
     /** What went wrong. */
     kind;
-    /** The close code, for `closed` (1003, 1008, 1009, 4000–4999, …). */
+    /** The close code, for `closed` (1003, 1008, 1009, 4000–4999, …) and `refused` (4400–4499). */
     code;
-    /** The close reason, for `closed`. */
+    /** The close reason, for `closed` and `refused`. */
     reason;
+    /** The refusal's HTTP status, for `refused`: `code` − 4000 (400, 401, 403, 404, …). */
+    status;
+    /**
+     * The proxy's refusal code, for `refused`: what comes before the first `": "` of the reason
+     * (`UPSTREAM_REFUSED`, `ENDPOINT_NOT_IN_ROUTES`, …); `undefined` when the reason does not
+     * start with such a code.
+     */
+    refusal;
     /** The endpoint's dotted path. */
     path;
     /**
      * @param kind - what went wrong
      * @param message - a sentence
      * @param path - the endpoint's dotted path
-     * @param options - `code` and `reason` of a close; `cause`
+     * @param options - `code` and `reason` of a close; `status` and `refusal` of a refusal; `cause`
      */
     constructor(kind, message, path, options) {
         super(`\`${path}\`: ${message}`, options?.cause === undefined ? undefined : { cause: options.cause });
         this.kind = kind;
         this.code = options?.code;
         this.reason = options?.reason;
+        this.status = options?.status;
+        this.refusal = options?.refusal;
         this.path = path;
     }
 }

@@ -8,7 +8,8 @@
  *
  * @module
  */
-import { addAddress, mergeHeaders, readCookie, resolveUrl, runHook } from "./context.js";
+import { addAddress, mergeHeaders, resolveUrl, runHook } from "./context.js";
+import { addCsrfToken } from "./csrf.js";
 import { ConfigurationError, HTTPError, failure } from "./errors.js";
 import { MAX_GET_ADDRESS, checkVariables, decodeBody, decodeErrorBody, isFormData, textsFirst, variablesJson, } from "./wire.js";
 import { sendWithProgress } from "./xhr.js";
@@ -70,12 +71,7 @@ function planCall(settings, call) {
             headers.set("content-type", "application/json");
             body = `{"variables":${json ?? "null"}}`;
         }
-        const csrf = settings.csrf;
-        if (csrf !== undefined && !headers.has(csrf.header)) {
-            const token = readCookie(csrf.cookie);
-            if (token !== undefined)
-                headers.set(csrf.header, token);
-        }
+        addCsrfToken(headers, settings.csrf);
     }
     const credentials = options.credentials ?? settings.credentials;
     const request = { method, url: address, headers, body, credentials };

@@ -22,10 +22,16 @@ export type ChannelState = "connecting" | "open" | "reconnecting" | "closed";
  * |---|---|
  * | 1000 | the iteration ends, no reconnect |
  * | 1001, 1005, 1006, 1011, 1012, 1013, 1014 | reconnects with backoff (`state` is `reconnecting`) |
- * | 1003, 1008, 1009, 4000–4999, any other | the iteration throws `ChannelError` `closed` with `code` and `reason`, no reconnect |
+ * | 4400–4499 | refused for good by the proxy or the upstream (4000 + the HTTP status: 4400 malformed address or variables, 4401 sign in, 4403 forbidden, 4404 not exposed or not found): the iteration throws `ChannelError` `refused` with `code`, `status`, `reason` and `refusal` (the reason's `CODE` in `"CODE: message"`), no reconnect |
+ * | 1003, 1008, 1009, other 4000–4999, any other | the iteration throws `ChannelError` `closed` with `code` and `reason`, no reconnect |
  *
- * A browser cannot see why a handshake failed: a refused handshake (a 403, a 404) shows as a
- * close with 1006, and is retried with backoff like a dropped connection.
+ * The backoff starts again from its first wait only once a connection is *stable*: it
+ * delivered a message, or stayed open `STABLE_MS` (5000 ms). A socket that opens and at
+ * once closes with a reconnecting code (an upstream that accepts, then fails with 1011) waits
+ * longer each time, as a failed handshake does.
+ *
+ * A browser cannot see why a handshake failed: a handshake refused with an HTTP status (a 403,
+ * a 404) shows as a close with 1006, and is retried with backoff like a dropped connection.
  *
  * @typeParam R - the channel's messages
  *
@@ -75,6 +81,12 @@ export interface DuplexChannel<R, S> extends PushChannel<R> {
  * {@link PushChannel} (no `send`).
  */
 export type Channel<R, S = never> = [S] extends [never] ? PushChannel<R> : DuplexChannel<R, S>;
+/**
+ * How long a connection stays open, delivering nothing, before it counts as stable and the
+ * backoff is reset (a delivered message makes it stable at once). courier's Rust channel
+ * client uses the same rule and number.
+ */
+export declare const STABLE_MS = 5000;
 /** The defaults of {@link CallerWSOptions}. */
 export declare const WS_DEFAULTS: {
     readonly backoff: {

@@ -5,12 +5,17 @@
  *
  * @module
  */
+import { afterClose } from "./close.js";
 import { addAddress, mergeHeaders, resolveUrl } from "./context.js";
 import { ChannelError, ConfigurationError } from "./errors.js";
 import { checkVariables, isFormData, utf8Length, variablesJson } from "./wire.js";
-/** The close codes after which a channel reconnects. */
-const RECONNECT = new Set([1001, 1005, 1006, 1011, 1012, 1013, 1014]);
 const PING = '{"type":"courier.ping"}';
+/**
+ * How long a connection stays open, delivering nothing, before it counts as stable and the
+ * backoff is reset (a delivered message makes it stable at once). courier's Rust channel
+ * client uses the same rule and number.
+ */
+export const STABLE_MS = 5000;
 /** The defaults of {@link CallerWSOptions}. */
 export const WS_DEFAULTS = {
     backoff: { initialMs: 500, maxMs: 30_000, factor: 2, jitter: true },
@@ -71,6 +76,8 @@ class Connection {
     #errorTaken = false;
     #attempt = 0;
     #reconnectTimer;
+    /** Until it fires (or a message is delivered) the open connection is not stable. */
+    #stableTimer;
     #pingTimer;
     #deadline;
     #listeners = new Set();
@@ -226,7 +233,8 @@ class Connection {
             this.#queue = [];
             this.#queueBytes = 0;
             this.#open = true;
-            this.#attempt = 0;
+            // Not `#attempt = 0` yet: a socket that opens and closes at once must not reset the backoff.
+            this.#stableTimer = setTimeout(() => this.#stable(), STABLE_MS);
             this.#setState("open");
             this.#settleOpened?.resolve();
             this.#settleOpened = undefined;
@@ -283,11 +291,19 @@ class Connection {
         // The heartbeat's answer is not a message.
         if (typeof value === "object" && value !== null && value.type === "courier.pong")
             return;
+        this.#stable();
         const reader = this.#readers.shift();
         if (reader !== undefined)
             reader.resolve({ done: false, value: value });
         else
             this.#inbox.push(value);
+    }
+    /** The connection delivered a message or stayed open {@link STABLE_MS}: the backoff starts over. */
+    #stable() {
+        if (this.#stableTimer !== undefined)
+            clearTimeout(this.#stableTimer);
+        this.#stableTimer = undefined;
+        this.#attempt = 0;
     }
     #tooBig(size) {
         const reason = "message too big";
@@ -303,18 +319,13 @@ class Connection {
         this.#drop();
         if (this.#ended)
             return;
-        if (code === 1000) {
+        const next = afterClose(code, reason, this.#call.path);
+        if (next === "end")
             this.#end(undefined);
-        }
-        else if (RECONNECT.has(code)) {
+        else if (next === "reconnect")
             this.#reconnect();
-        }
-        else {
-            this.#end(new ChannelError("closed", `the channel was closed with ${code}${reason ? `: ${reason}` : ""}`, this.#call.path, {
-                code,
-                reason,
-            }));
-        }
+        else
+            this.#end(next);
     }
     #reconnect() {
         this.#attempt += 1;
@@ -352,13 +363,16 @@ class Connection {
         if (!this.#ended)
             this.#reconnect();
     }
-    /** Forgets the current socket (its events are ignored from now on) and its heartbeat. */
+    /** Forgets the current socket (its events are ignored from now on), its heartbeat and its stable timer. */
     #drop() {
         this.#socket = undefined;
         this.#open = false;
         if (this.#pingTimer !== undefined)
             clearInterval(this.#pingTimer);
         this.#pingTimer = undefined;
+        if (this.#stableTimer !== undefined)
+            clearTimeout(this.#stableTimer);
+        this.#stableTimer = undefined;
         this.#alive();
     }
     /**

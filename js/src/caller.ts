@@ -12,6 +12,7 @@
  */
 
 import type { Call, CallerState, Settings } from "./context.js";
+import { checkCsrf } from "./csrf.js";
 import { ConfigurationError } from "./errors.js";
 import { callHttp, checkTimeout } from "./http.js";
 import type { CallOptions, ProxyCallerDefaults, ProxyCallerOptions } from "./options.js";
@@ -68,22 +69,25 @@ export function createProxyCaller<const B extends RoutesRecord>(
  * **The name-only form**: no record at run time; any `caller.a.b.c(variables)` calls endpoint
  * `c` of group `a.b`, always as POST. Streams and channels are not available (nothing tells
  * the caller what is one), nor coalescing; `cancelPrevious` applies to the paths it lists.
+ * `deduplicate: true` is refused (it cannot tell the reads it would cancel from writes), and
+ * the CSRF token is sent only when the options name it (`csrf`).
  * Type it with the routes' type (a type-only import keeps the record out of the bundle) or an
  * `Endpoints`-like interface; without a type argument every path is allowed and `unknown`.
  *
  * @example
  * ```ts
  * import type { Routes } from "./routes.js";
- * const caller = createProxyCaller<Routes>("demo");
+ * const caller = createProxyCaller<Routes>("demo", { csrf: { cookie: "csrf_token", header: "x-csrf-token" } });
  * await caller.users.create({ name: "Ada" });
  * ```
  *
  * @param source - the name the server registered the source under
- * @param defaults - the options (no `boundary`)
+ * @param defaults - the options (no `boundary`, no `deduplicate: true`)
+ * @throws ConfigurationError `INVALID_OPTION` for options that cannot work, `deduplicate: true` among them
  */
 export function createProxyCaller<A = AnyEndpoints>(
   source: string,
-  defaults?: ProxyCallerDefaults & { readonly boundary?: undefined },
+  defaults?: ProxyCallerDefaults & { readonly boundary?: undefined; readonly deduplicate?: false | undefined },
 ): NameOnlyClient<A>;
 export function createProxyCaller(first: RoutesRecord | string, options?: ProxyCallerDefaults): unknown {
   const given = options ?? {};
@@ -117,9 +121,9 @@ function settingsOf(source: string | undefined, record: RoutesRecord | undefined
     routes,
     sensitive: new Set(record?.sensitive ?? []),
     cancelPrevious: new Set(options.cancelPrevious ?? record?.cancelPrevious ?? []),
-    deduplicate: options.deduplicate ?? false,
+    deduplicate: deduplicateOf(options, record),
     coalesce: options.coalesce ?? record?.coalesce ?? true,
-    csrf: record?.csrf,
+    csrf: checkCsrf(options.csrf) ?? record?.csrf,
     paths: { http: paths.http ?? "/api/request", sse: paths.sse ?? "/api/sse", ws: paths.ws },
     baseUrl: options.baseUrl,
     timeout,
@@ -129,6 +133,23 @@ function settingsOf(source: string | undefined, record: RoutesRecord | undefined
     onSuccess: options.onSuccess,
     ws: options.ws ?? {},
   };
+}
+
+/**
+ * The `deduplicate` option. Refused in the name-only form: it cannot tell a read from a write,
+ * and cancelling a write would lose it, so accepting it would do nothing while seeming to.
+ */
+function deduplicateOf(options: ProxyCallerOptions, record: RoutesRecord | undefined): boolean {
+  const deduplicate = options.deduplicate ?? false;
+  if (record === undefined && deduplicate !== false) {
+    throw new ConfigurationError(
+      "INVALID_OPTION",
+      "`deduplicate` cannot work in the name-only form: without routes the caller cannot tell a read from a write, " +
+        "and a write is never cancelled. List the reads in `cancelPrevious` (it applies in the name-only form to the paths it lists), " +
+        "or give a `boundary`",
+    );
+  }
+  return deduplicate;
 }
 
 /** The record's endpoints, each path and shape checked. */

@@ -10,7 +10,8 @@
  */
 
 import type { Call, CallerState, Pending, Settings } from "./context.js";
-import { addAddress, mergeHeaders, readCookie, resolveUrl, runHook } from "./context.js";
+import { addAddress, mergeHeaders, resolveUrl, runHook } from "./context.js";
+import { addCsrfToken } from "./csrf.js";
 import { ConfigurationError, HTTPError, failure } from "./errors.js";
 import type { UploadProgress } from "./options.js";
 import type { ProxyRequest, RawResponse } from "./wire.js";
@@ -95,11 +96,7 @@ function planCall(settings: Settings, call: Call): Plan {
       headers.set("content-type", "application/json");
       body = `{"variables":${json ?? "null"}}`;
     }
-    const csrf = settings.csrf;
-    if (csrf !== undefined && !headers.has(csrf.header)) {
-      const token = readCookie(csrf.cookie);
-      if (token !== undefined) headers.set(csrf.header, token);
-    }
+    addCsrfToken(headers, settings.csrf);
   }
   const credentials = options.credentials ?? settings.credentials;
   const request: ProxyRequest = { method, url: address, headers, body, credentials };

@@ -5,7 +5,7 @@
  */
 
 import type { HTTPError } from "./errors.js";
-import type { RoutesRecord } from "./routes.js";
+import type { CsrfNames, RoutesRecord } from "./routes.js";
 
 /**
  * Where the app serves its proxy routes, per transport. Each is a path (resolved against the
@@ -62,7 +62,9 @@ export interface CallerWSOptions {
   /**
    * Waits between reconnection attempts: attempt `n` waits `initialMs × factorⁿ⁻¹`, at most
    * `maxMs`, drawn at random in `[0, that]` when `jitter` is on. Defaults `initialMs: 500`,
-   * `maxMs: 30000`, `factor: 2`, `jitter: true`. Reset once a connection opens.
+   * `maxMs: 30000`, `factor: 2`, `jitter: true`. Reset only once a connection is stable: it
+   * delivered a message, or stayed open 5000 ms; a socket that opens and closes at once keeps
+   * the waits growing.
    */
   readonly backoff?:
     | {
@@ -136,8 +138,25 @@ export interface ProxyCallerOptions {
   /**
    * Every read cancels the call of the same endpoint still in flight (the older rejects with
    * status 499), as `cancelPrevious` does for the reads it lists. Default `false`.
+   *
+   * The routes and boundary forms only: the name-only form cannot tell a read from a write (and
+   * a write is never cancelled), so `createProxyCaller` refuses `deduplicate: true` there with
+   * `INVALID_OPTION`. List its reads in `cancelPrevious` instead, or give a `boundary`.
    */
   readonly deduplicate?: boolean | undefined;
+  /**
+   * The session's double-submit CSRF token: the cookie the page reads it from and the header
+   * every POST repeats it in (unless the call sets that header itself). Default: the routes
+   * record's `csrf`, which this replaces when given. The name-only form has no record, so it
+   * sends the token only when given this. Both names must be RFC 9110 tokens, else
+   * `createProxyCaller` throws `INVALID_OPTION` naming the field.
+   *
+   * @example
+   * ```ts
+   * createProxyCaller<Routes>("demo", { csrf: { cookie: "csrf_token", header: "x-csrf-token" } });
+   * ```
+   */
+  readonly csrf?: CsrfNames | undefined;
   /** Whether the browser sends its cookies to the proxy, with calls and streams. Default `"include"`. */
   readonly credentials?: RequestCredentials | undefined;
   /** Headers for every call and stream, and in the first frame of every channel. */

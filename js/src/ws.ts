@@ -6,6 +6,7 @@
  * @module
  */
 
+import { afterClose } from "./close.js";
 import type { Call, CallerState } from "./context.js";
 import { addAddress, mergeHeaders, resolveUrl } from "./context.js";
 import { ChannelError, ConfigurationError } from "./errors.js";
@@ -28,10 +29,16 @@ export type ChannelState = "connecting" | "open" | "reconnecting" | "closed";
  * |---|---|
  * | 1000 | the iteration ends, no reconnect |
  * | 1001, 1005, 1006, 1011, 1012, 1013, 1014 | reconnects with backoff (`state` is `reconnecting`) |
- * | 1003, 1008, 1009, 4000–4999, any other | the iteration throws `ChannelError` `closed` with `code` and `reason`, no reconnect |
+ * | 4400–4499 | refused for good by the proxy or the upstream (4000 + the HTTP status: 4400 malformed address or variables, 4401 sign in, 4403 forbidden, 4404 not exposed or not found): the iteration throws `ChannelError` `refused` with `code`, `status`, `reason` and `refusal` (the reason's `CODE` in `"CODE: message"`), no reconnect |
+ * | 1003, 1008, 1009, other 4000–4999, any other | the iteration throws `ChannelError` `closed` with `code` and `reason`, no reconnect |
  *
- * A browser cannot see why a handshake failed: a refused handshake (a 403, a 404) shows as a
- * close with 1006, and is retried with backoff like a dropped connection.
+ * The backoff starts again from its first wait only once a connection is *stable*: it
+ * delivered a message, or stayed open `STABLE_MS` (5000 ms). A socket that opens and at
+ * once closes with a reconnecting code (an upstream that accepts, then fails with 1011) waits
+ * longer each time, as a failed handshake does.
+ *
+ * A browser cannot see why a handshake failed: a handshake refused with an HTTP status (a 403,
+ * a 404) shows as a close with 1006, and is retried with backoff like a dropped connection.
  *
  * @typeParam R - the channel's messages
  *
@@ -84,10 +91,14 @@ export interface DuplexChannel<R, S> extends PushChannel<R> {
  */
 export type Channel<R, S = never> = [S] extends [never] ? PushChannel<R> : DuplexChannel<R, S>;
 
-/** The close codes after which a channel reconnects. */
-const RECONNECT = new Set([1001, 1005, 1006, 1011, 1012, 1013, 1014]);
-
 const PING = '{"type":"courier.ping"}';
+
+/**
+ * How long a connection stays open, delivering nothing, before it counts as stable and the
+ * backoff is reset (a delivered message makes it stable at once). courier's Rust channel
+ * client uses the same rule and number.
+ */
+export const STABLE_MS = 5000;
 
 /** The defaults of {@link CallerWSOptions}. */
 export const WS_DEFAULTS = {
@@ -160,6 +171,8 @@ class Connection<R> implements DuplexChannel<R, unknown> {
   #errorTaken = false;
   #attempt = 0;
   #reconnectTimer: ReturnType<typeof setTimeout> | undefined;
+  /** Until it fires (or a message is delivered) the open connection is not stable. */
+  #stableTimer: ReturnType<typeof setTimeout> | undefined;
   #pingTimer: ReturnType<typeof setInterval> | undefined;
   #deadline: ReturnType<typeof setTimeout> | undefined;
   #listeners = new Set<(state: ChannelState) => void>();
@@ -317,7 +330,8 @@ class Connection<R> implements DuplexChannel<R, unknown> {
       this.#queue = [];
       this.#queueBytes = 0;
       this.#open = true;
-      this.#attempt = 0;
+      // Not `#attempt = 0` yet: a socket that opens and closes at once must not reset the backoff.
+      this.#stableTimer = setTimeout(() => this.#stable(), STABLE_MS);
       this.#setState("open");
       this.#settleOpened?.resolve();
       this.#settleOpened = undefined;
@@ -368,9 +382,17 @@ class Connection<R> implements DuplexChannel<R, unknown> {
     }
     // The heartbeat's answer is not a message.
     if (typeof value === "object" && value !== null && (value as { type?: unknown }).type === "courier.pong") return;
+    this.#stable();
     const reader = this.#readers.shift();
     if (reader !== undefined) reader.resolve({ done: false, value: value as R });
     else this.#inbox.push(value as R);
+  }
+
+  /** The connection delivered a message or stayed open {@link STABLE_MS}: the backoff starts over. */
+  #stable(): void {
+    if (this.#stableTimer !== undefined) clearTimeout(this.#stableTimer);
+    this.#stableTimer = undefined;
+    this.#attempt = 0;
   }
 
   #tooBig(size: number): void {
@@ -391,18 +413,10 @@ class Connection<R> implements DuplexChannel<R, unknown> {
   #closed(code: number, reason: string): void {
     this.#drop();
     if (this.#ended) return;
-    if (code === 1000) {
-      this.#end(undefined);
-    } else if (RECONNECT.has(code)) {
-      this.#reconnect();
-    } else {
-      this.#end(
-        new ChannelError("closed", `the channel was closed with ${code}${reason ? `: ${reason}` : ""}`, this.#call.path, {
-          code,
-          reason,
-        }),
-      );
-    }
+    const next = afterClose(code, reason, this.#call.path);
+    if (next === "end") this.#end(undefined);
+    else if (next === "reconnect") this.#reconnect();
+    else this.#end(next);
   }
 
   #reconnect(): void {
@@ -441,12 +455,14 @@ class Connection<R> implements DuplexChannel<R, unknown> {
     if (!this.#ended) this.#reconnect();
   }
 
-  /** Forgets the current socket (its events are ignored from now on) and its heartbeat. */
+  /** Forgets the current socket (its events are ignored from now on), its heartbeat and its stable timer. */
   #drop(): void {
     this.#socket = undefined;
     this.#open = false;
     if (this.#pingTimer !== undefined) clearInterval(this.#pingTimer);
     this.#pingTimer = undefined;
+    if (this.#stableTimer !== undefined) clearTimeout(this.#stableTimer);
+    this.#stableTimer = undefined;
     this.#alive();
   }
 

@@ -607,6 +607,23 @@ async fn close_codes_end_or_reconnect() {
     );
     assert!(within("the end", room.next()).await.is_none());
 
+    // 4403 (a proxy's refusal for good: 4000 + the status): over, with the reason, and never
+    // dialled again.
+    let (seen, mut room) = closing(CloseCode::from(4403)).await;
+    assert_eq!(
+        within("a message", room.next()).await.unwrap().unwrap(),
+        json!(1)
+    );
+    let err = within("the error", room.next()).await.unwrap().unwrap_err();
+    assert_eq!(err.close().unwrap().code, 4403);
+    assert!(within("the end", room.next()).await.is_none());
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    assert_eq!(
+        seen.connections.load(Ordering::SeqCst),
+        1,
+        "no reconnection"
+    );
+
     // 1013 (a slow subscriber dropped): reconnect.
     let (seen, room) = closing(CloseCode::Again).await;
     let mut state = room.watch_state();
@@ -617,6 +634,71 @@ async fn close_codes_end_or_reconnect() {
     })
     .await;
     wait_for(&mut state, |s| s == ConnectionState::Open).await;
+}
+
+/// The gaps between the first `n` connections of a server whose every connection sends
+/// `greeting` (when given) and is then closed with 1011 at once, for a client whose backoff
+/// starts at 40 ms and doubles up to 2 s.
+async fn gaps_between_closed_connections(
+    greeting: Option<&'static str>,
+    n: usize,
+) -> Vec<Duration> {
+    let opened = Arc::new(Mutex::new(Vec::new()));
+    let times = opened.clone();
+    let (addr, _) = server(false, move |_, mut ws: Ws| {
+        times.lock().unwrap().push(std::time::Instant::now());
+        async move {
+            if let Some(text) = greeting {
+                let _ = ws.send(Message::text(text)).await;
+            }
+            let failed = CloseFrame {
+                code: CloseCode::Error,
+                reason: "at once".into(),
+            };
+            let _ = ws.close(Some(failed)).await;
+            while ws.next().await.is_some() {}
+        }
+    })
+    .await;
+    let ws = WsOptions::new().backoff(Backoff {
+        initial_ms: 40,
+        max_ms: 2_000,
+        factor: 2.0,
+        jitter: false,
+    });
+    let mut room = client(addr, ws)
+        .channel("chat.room", json!("lobby"), None)
+        .await
+        .unwrap();
+    within("the connections", async {
+        while opened.lock().unwrap().len() < n {
+            // Reading takes the greetings off the connection's queue.
+            let _ = tokio::time::timeout(Duration::from_millis(10), room.next()).await;
+        }
+    })
+    .await;
+    room.close();
+    let opened = opened.lock().unwrap();
+    opened[..n].windows(2).map(|w| w[1] - w[0]).collect()
+}
+
+#[tokio::test]
+async fn a_socket_closed_as_soon_as_it_opens_does_not_reset_the_backoff() {
+    // Nothing delivered, open for milliseconds: each reconnection waits twice the last.
+    let gaps = gaps_between_closed_connections(None, 6).await;
+    for (n, gap) in gaps.iter().enumerate() {
+        let backoff = Duration::from_millis(40 << n);
+        assert!(
+            *gap >= backoff,
+            "gap {n} is {gap:?}, below its backoff {backoff:?}: {gaps:?}"
+        );
+    }
+    // A connection that delivered a message was stable: the backoff starts over each time.
+    let gaps = gaps_between_closed_connections(Some("hello"), 6).await;
+    assert!(
+        gaps.iter().all(|gap| *gap < Duration::from_millis(600)),
+        "every wait is the first one: {gaps:?}"
+    );
 }
 
 /// A server that hands each connection's first frame (the hello) to the test, drops the first

@@ -1,14 +1,14 @@
 //! Channels at the `ws` path: the handshake's checks, the hello frame, and the socket joined to
 //! the channel's hub (implemented) or to the upstream's socket (remote).
 
-use crate::address::{address, only_get, source_of};
+use crate::address::{address, source_of};
 use crate::frame::{self, Hello};
 use crate::refusal::Refusal;
 use crate::wire::WireQuery;
 use crate::{call, Proxy};
 use axum::extract::ws::{CloseFrame, Message, WebSocket, WebSocketUpgrade};
 use axum::extract::State;
-use axum::response::Response;
+use axum::response::{IntoResponse, Response};
 use courier_core::encode::Variables;
 use courier_core::{ApiDef, ChannelSource, EndpointDef, ResolvedEndpoint};
 use courier_live::{Hub, JoinOptions, Outbound};
@@ -21,18 +21,30 @@ pub(crate) async fn serve_channel(
     State(live): State<Arc<Proxy>>,
     query: WireQuery,
     request: axum::http::Request<axum::body::Body>,
+) -> Response {
+    let (mut parts, _) = request.into_parts();
+    match open(&live, &query, &mut parts).await {
+        Ok(opened) => opened,
+        Err(refusal) => refuse(refusal, parts).await,
+    }
+}
+
+/// A handshake checked and upgraded: the socket joined to the channel's hub (implemented) or to
+/// the upstream's socket (remote). Every refusal comes before the upgrade is taken from `parts`.
+async fn open(
+    live: &Arc<Proxy>,
+    query: &WireQuery,
+    parts: &mut http::request::Parts,
 ) -> Result<Response, Refusal> {
     use axum::extract::FromRequestParts;
-    only_get(&request, "a channel's handshake")?;
-    let (api, endpoint, variables) = address(&live, &query)?;
-    let (mut parts, _) = request.into_parts();
-    check_socket_origin(&api, &endpoint, &parts)?;
-    let upgrade = WebSocketUpgrade::from_request_parts(&mut parts, &())
-        .await
-        .map_err(|e| Refusal::BadRequest(format!("not a WebSocket handshake: {e}")))?
-        .max_message_size(live.max_message_size)
-        .max_frame_size(live.max_message_size)
-        .read_buffer_size(READ_BUFFER);
+    if parts.method != http::Method::GET {
+        return Err(Refusal::MethodNotAllowed(format!(
+            "a channel's handshake opens with GET, not {}",
+            parts.method
+        )));
+    }
+    let (api, endpoint, variables) = address(live, query)?;
+    check_socket_origin(&api, &endpoint, parts)?;
     let remote = match endpoint.definition() {
         EndpointDef::Channel(channel) => !matches!(channel.source(), ChannelSource::Implemented(_)),
         _ => {
@@ -42,11 +54,18 @@ pub(crate) async fn serve_channel(
             )))
         }
     };
+    let Some(client) = live.clients.get(source_of(query)).cloned() else {
+        return Err(Refusal::NotInRoutes("no such source".to_owned()));
+    };
+    let upgrade = WebSocketUpgrade::from_request_parts(parts, &())
+        .await
+        .map_err(|e| Refusal::BadRequest(format!("not a WebSocket handshake: {e}")))?
+        .max_message_size(live.max_message_size)
+        .max_frame_size(live.max_message_size)
+        .read_buffer_size(READ_BUFFER);
+    let parts = std::mem::replace(parts, http::Request::new(()).into_parts().0);
     let announced = query.hello.as_deref() == Some("1");
     if remote {
-        let Some(client) = live.clients.get(source_of(&query)).cloned() else {
-            return Err(Refusal::NotInRoutes("no such source".to_owned()));
-        };
         let (options, served, allow) = call::upstream_options(&api, &endpoint, &variables, parts);
         let shutdown = live.shutdown.clone();
         return Ok(upgrade.on_upgrade(move |mut socket| {
@@ -67,9 +86,7 @@ pub(crate) async fn serve_channel(
         }));
     }
     // The hub of the source's client: in-process callers given that client share its topics.
-    let Some(hub) = live.clients.get(source_of(&query)).map(|c| c.hub().clone()) else {
-        return Err(Refusal::NotInRoutes("no such source".to_owned()));
-    };
+    let hub = client.hub().clone();
     let buffer = live.buffer;
     let shutdown = live.shutdown.clone();
     let allow = call::allow_layer(&api, &endpoint, &Variables::Json(variables.clone()));
@@ -102,6 +119,64 @@ pub(crate) async fn serve_channel(
                 .await;
         })
     }))
+}
+
+/// Answers a refused handshake. A browser is told nothing of a handshake refused with an HTTP
+/// status (it sees a close with 1006, which a channel retries), so a refusal that retrying will
+/// not change (a 4xx) is told to the proxy's own pages as a close code instead: the socket is
+/// accepted and closed at once with 4000 + the status and `CODE: message`
+/// ([`refusal_close`]). Another site's page, and a client that sends no `Origin` (and can read
+/// the status), get the HTTP refusal, before any upgrade.
+async fn refuse(refusal: Refusal, mut parts: http::request::Parts) -> Response {
+    use axum::extract::FromRequestParts;
+    let status = refusal.status();
+    if status.is_client_error()
+        && courier_layers::session::is_own_origin(&parts.headers, &parts.uri)
+    {
+        if let Ok(upgrade) = WebSocketUpgrade::from_request_parts(&mut parts, &()).await {
+            let frame = refusal_close(status.as_u16(), refusal.code(), &refusal.message());
+            return upgrade.on_upgrade(move |mut socket| async move {
+                let _ = socket.send(frame).await;
+            });
+        }
+    }
+    refusal.into_response()
+}
+
+/// The close frame of a channel refused for good: code 4000 + `status` (4400, 4401, 4403,
+/// 4404, …), reason `CODE: message`, cut to the 123 bytes a close reason may hold.
+fn refusal_close(status: u16, code: &str, message: &str) -> Message {
+    close(4000 + status, format!("{code}: {message}"))
+}
+
+/// The longest reason a close frame holds: 125 bytes of payload, less the code's two.
+const MAX_CLOSE_REASON: usize = 123;
+
+/// Whether the upstream (or the source's stack on the way to it) refused a channel for a
+/// reason retrying will not change, and the close that tells the browser so: the upstream's
+/// handshake answered 4xx (not 408 or 429, which say "later"), or a layer refused it (the
+/// session's checks). `None` for what may pass (a network failure, a timeout, a 5xx): the
+/// browser is closed with 1011 and reconnects.
+fn refused_for_good(error: &courier_client::Error) -> Option<Message> {
+    if let Some(refused) = error.refused() {
+        let status = refused.status().as_u16();
+        if (400..500).contains(&status) {
+            return Some(refusal_close(status, refused.code(), &refused.message()));
+        }
+        return None;
+    }
+    let status = error.status()?;
+    if !status.is_client_error()
+        || status == http::StatusCode::REQUEST_TIMEOUT
+        || status == http::StatusCode::TOO_MANY_REQUESTS
+    {
+        return None;
+    }
+    Some(refusal_close(
+        status.as_u16(),
+        "UPSTREAM_REFUSED",
+        &format!("the upstream refused the channel with {status}"),
+    ))
 }
 
 /// The hello frame's `headers` that cross as the handshake's own would: allow-listed names only
@@ -230,9 +305,9 @@ async fn proxy_socket(
     {
         Ok(upstream) => upstream,
         Err(e) => {
-            let _ = socket
-                .send(close(1011, format!("the upstream refused: {e}")))
-                .await;
+            let frame = refused_for_good(&e)
+                .unwrap_or_else(|| close(1011, format!("the upstream refused: {e}")));
+            let _ = socket.send(frame).await;
             return;
         }
     };
@@ -382,10 +457,20 @@ fn going_away() -> Message {
     close(1001, "the server is going away")
 }
 
+/// A close frame; a reason over [`MAX_CLOSE_REASON`] bytes is cut there (on a character's
+/// boundary), as RFC 6455 requires.
 fn close(code: u16, reason: impl Into<String>) -> Message {
+    let mut reason = reason.into();
+    if reason.len() > MAX_CLOSE_REASON {
+        let mut end = MAX_CLOSE_REASON;
+        while !reason.is_char_boundary(end) {
+            end -= 1;
+        }
+        reason.truncate(end);
+    }
     Message::Close(Some(CloseFrame {
         code,
-        reason: reason.into().into(),
+        reason: reason.into(),
     }))
 }
 

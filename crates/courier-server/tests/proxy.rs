@@ -180,7 +180,8 @@ fn api(upstream: SocketAddr) -> ApiDef {
             "live",
             GroupDef::new()
                 .expose(true)
-                .endpoint("feed", courier_core::StreamEndpoint::get("/events")),
+                .endpoint("feed", courier_core::StreamEndpoint::get("/events"))
+                .endpoint("room", courier_core::ChannelEndpoint::connect("/rooms/:id")),
         )
         .group(
             "market",
@@ -670,11 +671,20 @@ async fn refusals_are_json_with_a_status_and_a_code() {
         // A plain GET at the `ws` path is not a handshake.
         (
             "GET",
-            "/api/ws?_s=demo&_g=live&_m=feed".into(),
+            "/api/ws?_s=demo&_g=live&_m=room&_v=%7B%22id%22%3A%22r%22%7D".into(),
             &[],
             "",
             400,
             "BAD_REQUEST",
+        ),
+        // A stream at the `ws` path is not a channel.
+        (
+            "GET",
+            "/api/ws?_s=demo&_g=live&_m=feed".into(),
+            &[],
+            "",
+            404,
+            "ENDPOINT_NOT_IN_ROUTES",
         ),
         (
             "POST",

@@ -20,7 +20,7 @@ async function appPage() {
   page.on("request", (request) => {
     const url = new URL(request.url());
     if (url.pathname.startsWith("/api/")) {
-      sent.push({ method: request.method(), url, body: request.postData() });
+      sent.push({ method: request.method(), url, body: request.postData(), headers: request.headers() });
     }
   });
   return { page, sent };
@@ -305,5 +305,33 @@ describe("the alternative forms", () => {
       ["GET search", "POST check", "POST get", "POST list"],
     );
     assert.deepEqual(JSON.parse(sent[3].body), { variables: null });
+  });
+
+  test("the name-only form sends the CSRF token only when its `csrf` option names it: with it a write passes, without it 403", async () => {
+    const { page, sent } = await appPage();
+    const result = await run(page, fixture.routes, async ({ courier }) => {
+      const named = courier.createProxyCaller("demo", { csrf: { cookie: "csrf_token", header: "x-csrf-token" } });
+      // Signing in is unguarded: it needs no token, and sets the session's and the token's cookies.
+      await named.account.login({ user: "ada" });
+      const token = document.cookie.match(/csrf_token=([^;]*)/)?.[1];
+      const created = await named.todos.create({ title: "named, with the token" });
+      const bare = courier.createProxyCaller("demo");
+      const refused = await bare.todos.create({ title: "named, without" }).then(
+        () => "not refused",
+        (e) => ({ name: e.name, status: e.status, code: e.code }),
+      );
+      return { token, created: created.title, refused };
+    });
+    assert.equal(result.created, "named, with the token");
+    assert.deepEqual(result.refused, { name: "HTTPError", status: 403, code: "CSRF_CHECK_FAILED" });
+    assert.deepEqual(
+      sent.map((s) => `${s.method} ${s.url.searchParams.get("_m")}`),
+      ["POST login", "POST create", "POST create"],
+    );
+    assert.ok(result.token, "signed in: the page can read the token");
+    assert.equal(sent[1].headers["x-csrf-token"], result.token, "the token in the header the option names");
+    assert.equal(sent[2].headers["x-csrf-token"], undefined, "no record, no option: no token");
+    const writes = upstreamCalls(await fixture.recorded(), "/todos").filter((r) => r.method === "POST");
+    assert.equal(writes.length, 1, "the refused write never reached the upstream");
   });
 });

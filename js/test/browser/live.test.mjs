@@ -1,7 +1,9 @@
 // Streams and channels through a real proxy, from a page in Chromium: a stream whose upstream
 // drops the connection every few events resumes with Last-Event-ID and loses nothing; a chat
 // room's hello frame carries auth and headers; heartbeats keep a socket without reconnecting;
-// close codes end a channel as the Rust client does.
+// close codes end a channel as the Rust client does; a channel refused for good (by the
+// upstream's handshake, or by the proxy itself) is told to the page as a close code 4400–4499
+// and never redialled, and one whose upstream keeps failing is redialled with growing waits.
 
 import assert from "node:assert/strict";
 import { after, before, beforeEach, describe, test } from "node:test";
@@ -15,6 +17,10 @@ after(() => fixture?.close());
 beforeEach(() => fixture.reset());
 
 const calls = (recorded, path) => recorded.filter((r) => r.path === path);
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+/** The backoff of the channels below: 100, 200, 400, 800, 1600 ms … without jitter. */
+const BACKOFF = { initialMs: 100, maxMs: 5000, factor: 2, jitter: false };
 
 describe("streams", () => {
   test("a stream resumes after each dropped connection with Last-Event-ID and loses nothing", async () => {
@@ -176,5 +182,156 @@ describe("channels", () => {
     });
     assert.equal(result.third, "queue-full");
     assert.deepEqual(result.got, ["one", "two"], "the queued ones were sent, in order, once open");
+  });
+});
+
+describe("channels refused or failing", () => {
+  test("an upstream that refuses the handshake with 403: the channel ends `refused` (4403, UPSTREAM_REFUSED), never redialled", async () => {
+    const page = await fixture.page();
+    const result = await run(
+      page,
+      fixture.routes,
+      async ({ courier, routes, arg }) => {
+        const caller = courier.createProxyCaller(routes, { proxyPath: { ws: "/api/ws" }, ws: { backoff: arg } });
+        const feed = caller.live.news("forbidden");
+        const states = [];
+        feed.onState((state) => states.push(state));
+        try {
+          for await (const item of feed) return { item };
+          return { ended: true };
+        } catch (e) {
+          const { name, kind, code, status, refusal, reason } = e;
+          return { error: { name, kind, code, status, refusal, reason }, isChannelError: e instanceof courier.ChannelError, states };
+        }
+      },
+      BACKOFF,
+    );
+    assert.ok(result.error, `the channel should have failed: ${JSON.stringify(result)}`);
+    const { reason, ...error } = result.error;
+    assert.deepEqual(error, {
+      name: "ChannelError",
+      kind: "refused",
+      code: 4403,
+      status: 403,
+      refusal: "UPSTREAM_REFUSED",
+    });
+    assert.ok(reason.startsWith("UPSTREAM_REFUSED: "), `reason: ${reason}`);
+    assert.equal(result.isChannelError, true);
+    // The proxy accepts the page's socket before it dials the upstream, then closes it 4403.
+    assert.deepEqual(result.states, ["open", "closed"]);
+    // With a backoff of 100 ms, a redial would have come long before these 2 s are over.
+    await sleep(2000);
+    assert.equal(calls(await fixture.recorded(), "/news/forbidden").length, 1, "one handshake, no redial");
+  });
+
+  test("the proxy's own refusal reaches its own page as a close code (4404, 4400); another origin sees 1006", async () => {
+    const closeOf = ({ base, queries }) =>
+      Promise.all(
+        queries.map(
+          (query) =>
+            new Promise((resolve) => {
+              const socket = new WebSocket(`${base.replace("http", "ws")}/api/ws?${query}`);
+              socket.onclose = (e) => resolve({ code: e.code, reason: e.reason });
+            }),
+        ),
+      );
+    const queries = [
+      "_s=demo&_g=admin&_m=purge", // defined, not exposed
+      "_s=demo&_g=live&_m=nope", // not defined at all
+      "_s=demo&_g=live&_m=news&_v=%7Bnot", // `_v` is not JSON
+    ];
+    const own = await (await fixture.page()).evaluate(closeOf, { base: fixture.app, queries });
+    assert.equal(own[0].code, 4404);
+    assert.ok(own[0].reason.startsWith("ENDPOINT_NOT_IN_ROUTES: "), `reason: ${own[0].reason}`);
+    assert.equal(own[1].code, 4404);
+    assert.ok(own[1].reason.startsWith("ENDPOINT_NOT_IN_ROUTES: "), `reason: ${own[1].reason}`);
+    assert.equal(own[2].code, 4400);
+    assert.ok(own[2].reason.startsWith("BAD_REQUEST: "), `reason: ${own[2].reason}`);
+
+    // Another site's page gets the HTTP refusal, of which a browser tells it nothing.
+    const elsewhere = await (await fixture.page(fixture.elsewhere)).evaluate(closeOf, {
+      base: fixture.app,
+      queries: queries.slice(0, 1),
+    });
+    assert.deepEqual(elsewhere, [{ code: 1006, reason: "" }]);
+    assert.equal((await fixture.recorded()).length, 0, "nothing reached the upstream");
+  });
+
+  test("an upstream that accepts and at once closes with 1011: redialled with growing waits, at most 6 handshakes in 3 s", async () => {
+    const page = await fixture.page();
+    const seen = [];
+    page.on("websocket", (socket) => seen.push(socket.url()));
+    const states = await run(
+      page,
+      fixture.routes,
+      async ({ courier, routes, arg }) => {
+        const caller = courier.createProxyCaller(routes, { proxyPath: { ws: "/api/ws" }, ws: { backoff: arg } });
+        const feed = caller.live.news("flaky");
+        const states = [];
+        feed.onState((state) => states.push(state));
+        await new Promise((r) => setTimeout(r, 3000));
+        feed.close();
+        return states;
+      },
+      BACKOFF,
+    );
+    const handshakes = calls(await fixture.recorded(), "/news/flaky").length;
+    // The proxy's channel client redials the upstream itself (its backoff: 100, 200, 400, 800 …
+    // ms, the fixture's without jitter): handshakes at about 0, 100, 300, 700 and 1500 ms.
+    // Before a connection had to be stable to reset the backoff, every redial waited the first
+    // wait: about 30 in 3 s.
+    assert.ok(handshakes >= 3 && handshakes <= 6, `${handshakes} handshakes in 3 s`);
+    // Meanwhile the page's own socket to the proxy stays open: one socket, never reconnecting.
+    assert.deepEqual(states, ["open", "closed"]);
+    assert.equal(seen.length, 1);
+  });
+
+  test("an upstream whose handshake fails with 503: the proxy closes the page's socket with 1011 at once, and the page redials with growing waits", async () => {
+    const page = await fixture.page();
+    const raw = await page.evaluate(
+      (app) =>
+        new Promise((resolve) => {
+          const socket = new WebSocket(`${app.replace("http", "ws")}/api/ws?_s=demo&_g=live&_m=news&_v=%22unavailable%22`);
+          let opened = false;
+          socket.onopen = () => (opened = true);
+          socket.onclose = (e) => resolve({ opened, code: e.code });
+        }),
+      fixture.app,
+    );
+    assert.deepEqual(raw, { opened: true, code: 1011 }, "accepted, then closed with 1011: a failure that may pass");
+
+    await fixture.reset();
+    const states = await run(
+      page,
+      fixture.routes,
+      async ({ courier, routes, arg }) => {
+        const caller = courier.createProxyCaller(routes, { proxyPath: { ws: "/api/ws" }, ws: { backoff: arg } });
+        const start = performance.now();
+        const feed = caller.live.news("unavailable");
+        const states = [];
+        feed.onState((state) => states.push({ state, at: performance.now() - start }));
+        await new Promise((r) => setTimeout(r, 3000));
+        feed.close();
+        return states;
+      },
+      BACKOFF,
+    );
+    const opens = states.filter((s) => s.state === "open");
+    // Each socket opens and is closed at once, so none is stable and the backoff never resets:
+    // the wait from each close to the next open is at least 100, 200, 400, 800 ms in turn.
+    const waits = [];
+    for (let i = 0; i + 1 < states.length; i++) {
+      if (states[i].state === "reconnecting" && states[i + 1].state === "open") waits.push(states[i + 1].at - states[i].at);
+    }
+    assert.ok(opens.length >= 3 && opens.length <= 6, `${opens.length} sockets in 3 s`);
+    waits.forEach((wait, i) => assert.ok(wait >= 100 * 2 ** i - 5, `wait ${i + 1} was ${wait} ms: ${waits}`));
+    assert.deepEqual(
+      states.map((s) => s.state).slice(0, 4),
+      ["open", "reconnecting", "open", "reconnecting"],
+    );
+    // Every socket of the page dialled the upstream: the source's retry policy (3 attempts on a
+    // 503 by default) makes it up to 3 handshakes each.
+    const handshakes = calls(await fixture.recorded(), "/news/unavailable").length;
+    assert.ok(handshakes >= opens.length, `${handshakes} handshakes for ${opens.length} sockets`);
   });
 });

@@ -2,8 +2,10 @@
 // be an error, or tsc fails; every other line must compile. Nothing here runs.
 
 import {
+  ChannelError,
   createProxyCaller,
   type Channel,
+  type ChannelErrorKind,
   type DuplexChannel,
   type EventStream,
   type HttpResponse,
@@ -236,6 +238,39 @@ export async function nameOnly(): Promise<void> {
   // @ts-expect-error still name-only: no streams
   withOptions.users.events();
   await withOptions.users.get(7);
+}
+
+export function csrfAndDeduplicate(): void {
+  const csrf = { cookie: "csrf_token", header: "x-csrf-token" };
+  // Every form takes `csrf`.
+  createProxyCaller(routes, { csrf });
+  createProxyCaller("demo", { boundary: routes, csrf });
+  createProxyCaller<Routes>("demo", { csrf });
+  createProxyCaller("demo", { csrf: undefined });
+  // @ts-expect-error `csrf` needs both names
+  createProxyCaller<Routes>("demo", { csrf: { cookie: "csrf_token" } });
+  // @ts-expect-error `csrf` is names, not a token
+  createProxyCaller(routes, { csrf: "x-csrf-token" });
+
+  // `deduplicate: true` only where the caller knows reads from writes.
+  createProxyCaller(routes, { deduplicate: true });
+  createProxyCaller("demo", { boundary: routes, deduplicate: true });
+  createProxyCaller<Routes>("demo", { deduplicate: false });
+  createProxyCaller("demo", { deduplicate: undefined });
+  // @ts-expect-error the name-only form refuses `deduplicate: true`
+  createProxyCaller<Routes>("demo", { deduplicate: true });
+  // @ts-expect-error without a type argument too
+  createProxyCaller("demo", { baseUrl: "https://app.example", deduplicate: true });
+}
+
+export function channelRefusals(error: unknown): void {
+  assert<Equal<Extract<ChannelErrorKind, "refused">, "refused">>();
+  if (error instanceof ChannelError && error.kind === "refused") {
+    assert<Equal<typeof error.code, number | undefined>>();
+    assert<Equal<typeof error.status, number | undefined>>();
+    assert<Equal<typeof error.refusal, string | undefined>>();
+    assert<Equal<typeof error.reason, string | undefined>>();
+  }
 }
 
 // InferClient names the client's type.

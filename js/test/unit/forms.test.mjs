@@ -2,8 +2,8 @@
 
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
-import { createProxyCaller } from "../../dist/index.js";
-import { fakeFetch, json } from "../support/fetch.mjs";
+import { ConfigurationError, createProxyCaller } from "../../dist/index.js";
+import { deferred, fakeFetch, json } from "../support/fetch.mjs";
 import { BASE, routes } from "../support/routes.mjs";
 
 const params = (request) => [...request.url.searchParams];
@@ -37,6 +37,28 @@ describe("the name-only form", () => {
     assert.equal(requests.length, 4);
   });
 
+  test("`deduplicate: true` is refused, saying why and what works instead", (t) => {
+    const requests = fakeFetch(t);
+    assert.throws(
+      () => createProxyCaller("demo", { baseUrl: BASE, deduplicate: true }),
+      (error) => {
+        assert.ok(error instanceof ConfigurationError);
+        assert.equal(error.code, "INVALID_OPTION");
+        assert.match(error.message, /cannot tell a read from a write/);
+        assert.match(error.message, /write is never cancelled/);
+        assert.match(error.message, /`cancelPrevious`/);
+        assert.match(error.message, /`boundary`/);
+        return true;
+      },
+    );
+    assert.throws(() => createProxyCaller("demo", { deduplicate: true, cancelPrevious: ["users.search"] }), {
+      code: "INVALID_OPTION",
+    });
+    createProxyCaller("demo", { baseUrl: BASE, deduplicate: false });
+    createProxyCaller("demo", { baseUrl: BASE, deduplicate: undefined });
+    assert.equal(requests.length, 0);
+  });
+
   test("raw and with work as in the routes form", async (t) => {
     const requests = fakeFetch(t, () => json(200, 1));
     const caller = createProxyCaller("demo", { baseUrl: BASE });
@@ -65,6 +87,20 @@ describe("the boundary form", () => {
     );
     await assert.rejects(caller.users.remove(), { code: "ENDPOINT_NOT_IN_ROUTES" });
     assert.equal(typeof caller.users.events()[Symbol.asyncIterator], "function", "streams are there");
+  });
+
+  test("`deduplicate: true` works as in the routes form: reads cancel, writes never", async (t) => {
+    const gate = deferred();
+    fakeFetch(t, () => gate.promise.then(() => json(200, null)));
+    const caller = createProxyCaller("demo", { baseUrl: BASE, boundary: routes, deduplicate: true });
+    const older = caller.users.get(1);
+    const newer = caller.users.get(2);
+    const writes = [caller.users.create({}), caller.users.create({})];
+    await assert.rejects(older, { status: 499, code: "CANCELLED" });
+    gate.resolve();
+    await Promise.all([newer, ...writes]);
+    const routed = createProxyCaller(routes, { baseUrl: BASE, deduplicate: true });
+    assert.equal(typeof routed.users.get, "function", "the routes form takes it too");
   });
 });
 

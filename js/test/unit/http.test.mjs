@@ -433,6 +433,57 @@ describe("headers, credentials, CSRF", () => {
   });
 });
 
+describe("the `csrf` option", () => {
+  /** A page whose cookies hold `csrf_token` and `xsrf`. */
+  function page(t) {
+    globalThis.document = { cookie: "csrf_token=from-record; xsrf=t%2B1" };
+    t.after(() => {
+      delete globalThis.document;
+    });
+  }
+
+  test("a name-only caller given `csrf` sends the token on a write, none on a GET", async (t) => {
+    const requests = fakeFetch(t, () => json(200, null));
+    page(t);
+    const c = createProxyCaller("demo", { baseUrl: BASE, csrf: { cookie: "xsrf", header: "x-xsrf" } });
+    await c.users.create({ name: "Ada" });
+    await c.users.with({ method: "GET" }).get(1);
+    await c.users.with({ headers: { "x-xsrf": "mine" } }).create({});
+    assert.deepEqual(
+      requests.map((r) => [r.method, r.headers.get("x-xsrf")]),
+      [
+        ["POST", "t+1"],
+        ["GET", null],
+        ["POST", "mine"],
+      ],
+    );
+  });
+
+  test("a name-only caller without `csrf` sends no token: it has no record to name one", async (t) => {
+    const requests = fakeFetch(t, () => json(200, null));
+    page(t);
+    await createProxyCaller("demo", { baseUrl: BASE }).users.create({});
+    assert.equal(requests[0].headers.get("x-csrf-token"), null);
+  });
+
+  test("in the routes and boundary forms it replaces the record's", async (t) => {
+    const requests = fakeFetch(t, () => json(200, null));
+    page(t);
+    const csrf = { cookie: "xsrf", header: "x-xsrf" };
+    await caller({ csrf }).users.create({});
+    await createProxyCaller("demo", { baseUrl: BASE, boundary: routes, csrf }).users.create({});
+    await createProxyCaller("demo", { baseUrl: BASE, boundary: routes }).users.create({});
+    assert.deepEqual(
+      requests.map((r) => [r.headers.get("x-xsrf"), r.headers.get("x-csrf-token")]),
+      [
+        ["t+1", null],
+        ["t+1", null],
+        [null, "from-record"],
+      ],
+    );
+  });
+});
+
 describe("proxy paths", () => {
   test("paths resolve against baseUrl; absolute ones stand; defaults per field", async (t) => {
     const requests = fakeFetch(t, () => json(200, null));

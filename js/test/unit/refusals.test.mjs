@@ -112,6 +112,36 @@ describe("INVALID_OPTION", () => {
     assert.throws(() => createProxyCaller(routes, "fast"), invalid);
   });
 
+  test("a `csrf` option that is not two tokens is refused, naming the field", () => {
+    const refused = (field) => (error) => {
+      assert.ok(error instanceof ConfigurationError);
+      assert.equal(error.code, "INVALID_OPTION");
+      assert.match(error.message, field);
+      return true;
+    };
+    const csrf = { cookie: "csrf_token", header: "x-csrf-token" };
+    for (const [bad, field] of [
+      ["x-csrf-token", /`csrf`/],
+      [null, /`csrf`/],
+      [[], /`csrf`/],
+      [{ header: "x-csrf-token" }, /`csrf\.cookie`/],
+      [{ ...csrf, cookie: "" }, /`csrf\.cookie`/],
+      [{ ...csrf, cookie: "csrf token" }, /`csrf\.cookie`/],
+      [{ ...csrf, cookie: "a=b" }, /`csrf\.cookie`/],
+      [{ ...csrf, cookie: 7 }, /`csrf\.cookie`/],
+      [{ cookie: "csrf_token" }, /`csrf\.header`/],
+      [{ ...csrf, header: "" }, /`csrf\.header`/],
+      [{ ...csrf, header: "x-csrf:token" }, /`csrf\.header`/],
+      [{ ...csrf, header: "x-csrf-token\r\n" }, /`csrf\.header`/],
+      [{ ...csrf, header: "x-çsrf" }, /`csrf\.header`/],
+    ]) {
+      assert.throws(() => createProxyCaller("demo", { csrf: bad }), refused(field), JSON.stringify(bad));
+      assert.throws(() => createProxyCaller(routes, { csrf: bad }), refused(field), JSON.stringify(bad));
+    }
+    createProxyCaller("demo", { csrf: { cookie: "__Host-csrf", header: "X-CSRF-Token" } });
+    createProxyCaller("demo", { csrf: undefined });
+  });
+
   test("a ws path that is not http(s) or ws(s)", (t) => {
     fakeWebSocket(t);
     assert.throws(() => caller({ proxyPath: { ws: "ftp://x/ws" } }).chat.room("a"), { code: "INVALID_OPTION" });

@@ -4,7 +4,7 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import { ChannelError, createProxyCaller } from "../../dist/index.js";
-import { backoffDelay } from "../../dist/ws.js";
+import { STABLE_MS, backoffDelay } from "../../dist/ws.js";
 import { flush } from "../support/fetch.mjs";
 import { BASE, routes } from "../support/routes.mjs";
 import { fakeWebSocket } from "../support/websocket.mjs";
@@ -248,7 +248,7 @@ describe("close codes", () => {
     assert.equal(room.state, "closed");
   });
 
-  for (const code of [1003, 1008, 1009, 4000, 4403, 1002, 1015]) {
+  for (const code of [1003, 1008, 1009, 4000, 4399, 4500, 4999, 1002, 1015]) {
     test(`${code} throws ChannelError \`closed\` with code and reason, no reconnect`, async (t) => {
       const { WebSocket, caller } = setup(t);
       t.mock.timers.enable({ apis: ["setTimeout", "setInterval"] });
@@ -294,10 +294,77 @@ describe("close codes", () => {
       assert.deepEqual(states, ["open", "reconnecting", "open", "closed"]);
     });
   }
+
+  test("4403 with a refusal's reason ends with ChannelError `refused`: status, refusal, no reconnect", async (t) => {
+    const { WebSocket, caller } = setup(t);
+    t.mock.timers.enable({ apis: ["setTimeout", "setInterval"] });
+    const room = caller.chat.room("lobby");
+    WebSocket.sockets[0].open();
+    WebSocket.sockets[0].drop(4403, "UPSTREAM_REFUSED: forbidden");
+    await assert.rejects(
+      (async () => {
+        for await (const message of room) void message;
+      })(),
+      (error) => {
+        assert.ok(error instanceof ChannelError);
+        assert.equal(error.kind, "refused");
+        assert.equal(error.code, 4403);
+        assert.equal(error.status, 403);
+        assert.equal(error.refusal, "UPSTREAM_REFUSED");
+        assert.equal(error.reason, "UPSTREAM_REFUSED: forbidden");
+        assert.equal(error.path, "chat.room");
+        assert.equal(error.message, "`chat.room`: the channel was refused (403): UPSTREAM_REFUSED: forbidden");
+        return true;
+      },
+    );
+    assert.equal(room.state, "closed");
+    t.mock.timers.tick(60_000);
+    assert.equal(WebSocket.sockets.length, 1, "no second socket");
+  });
+
+  test("4400–4499: the status is the code − 4000; a reason without `CODE: ` has no refusal", async (t) => {
+    const { WebSocket, caller } = setup(t);
+    t.mock.timers.enable({ apis: ["setTimeout", "setInterval"] });
+    const cases = [
+      [4400, "BAD_REQUEST: `_v` is not JSON", 400, "BAD_REQUEST"],
+      [4401, "UPSTREAM_REFUSED: sign in: the session expired", 401, "UPSTREAM_REFUSED"],
+      [4404, "ENDPOINT_NOT_IN_ROUTES: `chat.room` is not exposed", 404, "ENDPOINT_NOT_IN_ROUTES"],
+      [4404, "not here", 404, undefined],
+      [4404, "lower_case: not a code", 404, undefined],
+      [4499, "", 499, undefined],
+    ];
+    for (const [index, [code, reason, status, refusal]] of cases.entries()) {
+      const room = caller.market.ticks(String(index));
+      WebSocket.sockets[index].open();
+      WebSocket.sockets[index].drop(code, reason);
+      await assert.rejects(next(room[Symbol.asyncIterator]()), (error) => {
+        assert.equal(error.kind, "refused");
+        assert.equal(error.code, code);
+        assert.equal(error.status, status);
+        assert.equal(error.refusal, refusal);
+        assert.equal(error.reason, reason);
+        assert.equal(
+          error.message,
+          `\`market.ticks\`: the channel was refused (${status})${reason ? `: ${reason}` : ""}`,
+        );
+        return true;
+      });
+    }
+    t.mock.timers.tick(60_000);
+    assert.equal(WebSocket.sockets.length, cases.length);
+  });
+
+  test("refused before it opened: `opened` rejects with the refusal", async (t) => {
+    const { WebSocket, caller } = setup(t);
+    const room = caller.chat.room("lobby");
+    WebSocket.sockets[0].drop(4404, "ENDPOINT_NOT_IN_ROUTES: `chat.room` is not exposed");
+    await assert.rejects(room.opened, { kind: "refused", status: 404, refusal: "ENDPOINT_NOT_IN_ROUTES" });
+    assert.equal(room.state, "closed");
+  });
 });
 
 describe("backoff", () => {
-  test("each failed attempt waits `factor` times longer, up to maxMs; an open connection resets it", async (t) => {
+  test("each failed attempt waits `factor` times longer, up to maxMs; a stable connection resets it", async (t) => {
     const { WebSocket, caller } = setup(t);
     t.mock.timers.enable({ apis: ["setTimeout", "setInterval"] });
     const room = caller.chat.room("lobby");
@@ -320,12 +387,79 @@ describe("backoff", () => {
     WebSocket.sockets[4].drop(1006);
     expectSocketAfter(1000);
     WebSocket.sockets[5].open();
+    t.mock.timers.tick(STABLE_MS);
     WebSocket.sockets[5].drop(1001);
     expectSocketAfter(100);
     assert.equal(room.state, "reconnecting");
     room.close();
     t.mock.timers.tick(10_000);
     assert.equal(WebSocket.sockets.length, 7);
+  });
+
+  /** A channel with `expectSocketAfter(ms)`: the next socket comes after `ms`, not before. */
+  function reconnecting(t) {
+    const { WebSocket, caller } = setup(t);
+    t.mock.timers.enable({ apis: ["setTimeout", "setInterval"] });
+    const room = caller.chat.room("lobby");
+    const expectSocketAfter = (ms) => {
+      const count = WebSocket.sockets.length;
+      t.mock.timers.tick(ms - 1);
+      assert.equal(WebSocket.sockets.length, count, `not before ${ms} ms`);
+      t.mock.timers.tick(1);
+      assert.equal(WebSocket.sockets.length, count + 1, `after ${ms} ms`);
+    };
+    return { WebSocket, room, expectSocketAfter, last: () => WebSocket.sockets.at(-1) };
+  }
+
+  test("a socket that opens and at once closes with 1011 does not reset it: the waits grow", (t) => {
+    const { room, expectSocketAfter, last } = reconnecting(t);
+    for (const wait of [100, 200, 400, 800, 1000, 1000]) {
+      last().open();
+      assert.equal(room.state, "open");
+      last().drop(1011, "upstream failed");
+      expectSocketAfter(wait);
+    }
+    // Open for just under STABLE_MS, and only the heartbeat's answer received: still not stable.
+    last().open();
+    last().receive('{"type":"courier.pong"}');
+    t.mock.timers.tick(STABLE_MS - 1);
+    last().drop(1011);
+    expectSocketAfter(1000);
+    room.close();
+  });
+
+  test("a connection that stayed open STABLE_MS starts again from the first wait", (t) => {
+    const { WebSocket, room, expectSocketAfter, last } = reconnecting(t);
+    assert.equal(STABLE_MS, 5000);
+    for (const wait of [100, 200, 400]) {
+      last().open();
+      last().drop(1011);
+      expectSocketAfter(wait);
+    }
+    last().open();
+    t.mock.timers.tick(STABLE_MS);
+    last().drop(1011);
+    expectSocketAfter(100);
+    last().open();
+    last().drop(1011);
+    expectSocketAfter(200);
+    room.close();
+    assert.equal(WebSocket.sockets.length, 6);
+  });
+
+  test("a connection that delivered a message starts again from the first wait", async (t) => {
+    const { room, expectSocketAfter, last } = reconnecting(t);
+    for (const wait of [100, 200, 400]) {
+      last().open();
+      last().drop(1011);
+      expectSocketAfter(wait);
+    }
+    last().open();
+    last().receive('"hello"');
+    last().drop(1011);
+    expectSocketAfter(100);
+    assert.deepEqual(await next(room[Symbol.asyncIterator]()), { done: false, value: "hello" });
+    room.close();
   });
 
   test("the defaults, and full jitter in [0, delay]", (t) => {

@@ -17,12 +17,17 @@
 //! - **Reconnection**: when the socket drops, the heartbeat goes unanswered, a write stalls, or
 //!   the server closes with 1001, 1005, 1006, 1011, 1012, 1013 or 1014, the task reconnects
 //!   after an exponential backoff with full jitter (`backoff`), through the layer stack again.
-//!   Network failures, timeouts and statuses ≥ 500 are retried; any other refusal (a 401 once
-//!   the credentials expired) is the stream's last item. The state is [`Connection::state`] /
+//!   Network failures, timeouts, statuses ≥ 500, 408 and 429 are retried; any other refusal (a
+//!   401 once the credentials expired, a 403, a 404) will not change by retrying and is the
+//!   stream's last item. The backoff starts again from its first wait only once a connection is
+//!   stable — it delivered a message, or stayed open 5 s — so a socket the server closes as
+//!   soon as it opens is redialled ever more slowly. The state is [`Connection::state`] /
 //!   [`Connection::watch_state`].
 //! - **The end**: a close with 1000 ends the stream; any other code (1003, 1008, 1009, 4000–4999
 //!   …) yields one [`Error::is_closed`](crate::Error::is_closed) item with the code and reason,
-//!   then ends. A received message over `max_message_size` closes with 1009 the same way.
+//!   then ends. A courier proxy closes a channel refused for good with 4000 + the refusal's
+//!   status (4401, 4403, 4404, …) and `CODE: message` (`docs/PROTOCOL.md`). A received
+//!   message over `max_message_size` closes with 1009 the same way.
 //! - **The queue**: a message sent is written at once when connected, else kept until the next
 //!   connection opens and written first, in order. The queue holds at most
 //!   `message_queue.max_count` messages and `max_bytes` bytes; a message that does not fit is

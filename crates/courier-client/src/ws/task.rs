@@ -24,6 +24,13 @@ pub(super) fn reconnects(code: u16) -> bool {
     matches!(code, 1001 | 1005 | 1006 | 1011 | 1012 | 1013 | 1014)
 }
 
+/// How long a connection stays open, delivering nothing, before it counts as stable: the next
+/// reconnection's backoff then starts again from its first wait (a delivered message makes a
+/// connection stable at once). Until then each reconnection waits longer than the last, so an
+/// upstream that accepts a socket and closes it at once is not dialled in a tight loop. The
+/// browser package uses the same rule and number.
+pub(super) const STABLE: Duration = Duration::from_secs(5);
+
 /// The socket task: sessions and reconnections until the channel ends or every handle is gone.
 pub(super) async fn run(
     dialer: Dialer,
@@ -33,8 +40,20 @@ pub(super) async fn run(
     state: watch::Sender<ConnectionState>,
     stop: CancellationToken,
 ) {
+    let mut attempt = 1;
     loop {
-        match session(&dialer.ws, &mut socket, &shared, &incoming, &stop).await {
+        let opened = Instant::now();
+        let mut delivered = false;
+        let ended = session(
+            &dialer.ws,
+            &mut socket,
+            &shared,
+            &incoming,
+            &stop,
+            &mut delivered,
+        )
+        .await;
+        match ended {
             Ended::Over(None) => break,
             Ended::Over(Some(error)) => {
                 deliver(&incoming, Incoming::Failed(error), &stop).await;
@@ -42,8 +61,14 @@ pub(super) async fn run(
             }
             Ended::Dropped => {}
         }
-        match reconnect(&dialer, &incoming, &state, &stop).await {
-            Some(next) => socket = next,
+        if delivered || opened.elapsed() >= STABLE {
+            attempt = 1;
+        }
+        match reconnect(&dialer, &incoming, &state, &stop, attempt).await {
+            Some((next, made)) => {
+                socket = next;
+                attempt = made.saturating_add(1);
+            }
             None => break,
         }
         let _ = state.send(ConnectionState::Open);
@@ -85,19 +110,21 @@ impl Redial for Dialer {
     }
 }
 
-/// Backs off and reconnects until a connection opens (`Some`), a handshake is refused for good
-/// (its error handed on, `None`) or every handle is gone (`None`).
+/// Backs off and reconnects, from attempt `attempt`, until a connection opens (`Some`, with the
+/// attempt that made it), a handshake is refused for good (its error handed on, `None`) or
+/// every handle is gone (`None`).
 ///
-/// Attempt *n* (from 1) waits [`backoff`]`(n)` first. A network failure, a timeout or a 5xx
-/// answer is tried again; an auth function that fails is handed on as an error item and tried
-/// again; any other refusal (a 4xx) is handed on and ends the loop.
+/// Attempt *n* (from 1) waits [`backoff`]`(n)` first. A network failure, a timeout, a 5xx
+/// answer, a 408 or a 429 is tried again; an auth function that fails is handed on as an error
+/// item and tried again; any other refusal (a 4xx: 401, 403, 404, …) will not change by
+/// retrying, and is handed on and ends the loop.
 pub(super) async fn reconnect<R: Redial>(
     dialer: &R,
     incoming: &mpsc::Sender<Incoming>,
     state: &watch::Sender<ConnectionState>,
     stop: &CancellationToken,
-) -> Option<R::Socket> {
-    let mut attempt = 1u32;
+    mut attempt: u32,
+) -> Option<(R::Socket, u32)> {
     loop {
         let _ = state.send(ConnectionState::Reconnecting { attempt });
         let attempted = async {
@@ -115,14 +142,14 @@ pub(super) async fn reconnect<R: Redial>(
             outcome = attempted => outcome,
         };
         match outcome {
-            Ok(socket) => return Some(socket),
+            Ok(socket) => return Some((socket, attempt)),
             Err((e, true)) => {
                 tracing::debug!(error = %e, attempt, "channel auth failed; backing off");
                 if !deliver(incoming, Incoming::Failed(e), stop).await {
                     return None;
                 }
             }
-            Err((e, false)) if e.is_network() || e.is_timeout() || e.status_code() >= 500 => {
+            Err((e, false)) if passing(&e) => {
                 tracing::debug!(error = %e, attempt, "channel reconnection failed");
             }
             Err((e, false)) => {
@@ -132,6 +159,14 @@ pub(super) async fn reconnect<R: Redial>(
         }
         attempt = attempt.saturating_add(1);
     }
+}
+
+/// Whether a failed handshake may pass when tried again: no answer, or one that says "later".
+fn passing(error: &Error) -> bool {
+    error.is_network()
+        || error.is_timeout()
+        || error.status_code() >= 500
+        || matches!(error.status_code(), 408 | 429)
 }
 
 /// Hands an item to the [`Connection`]; `false` once every handle is gone. Items for a
@@ -148,13 +183,15 @@ pub(super) async fn deliver(
     }
 }
 
-/// Reads and writes one socket until it ends.
+/// Reads and writes one socket until it ends; `delivered` is set once a message reached the
+/// connection.
 pub(super) async fn session(
     ws: &WsOptions,
     socket: &mut impl Frames,
     shared: &Shared,
     incoming: &mpsc::Sender<Incoming>,
     stop: &CancellationToken,
+    delivered: &mut bool,
 ) -> Ended {
     let interval = Duration::from_millis(ws.heartbeat.interval_ms.max(1));
     let answer = Duration::from_millis(ws.heartbeat.timeout_ms.max(1));
@@ -220,6 +257,7 @@ pub(super) async fn session(
                     // Pings are answered by the socket itself; pongs only prove life.
                     Some(Ok(_)) => continue,
                 };
+                *delivered |= matches!(item, Incoming::Message(_));
                 if !deliver(incoming, item, stop).await {
                     close(socket, normal(), ws).await;
                     return Ended::Over(None);

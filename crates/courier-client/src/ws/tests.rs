@@ -169,7 +169,7 @@ async fn an_unanswered_heartbeat_drops_the_connection_after_its_timeout() {
     let stop = CancellationToken::new();
 
     let started = Instant::now();
-    let ended = session(&ws, &mut client, &shared, &incoming, &stop).await;
+    let ended = session(&ws, &mut client, &shared, &incoming, &stop, &mut false).await;
 
     assert!(matches!(ended, Ended::Dropped), "a reconnection follows");
     // A ping at 1 s, unanswered by 1.5 s.
@@ -200,7 +200,7 @@ async fn an_answered_heartbeat_keeps_the_connection() {
         stopping.cancel();
     });
 
-    let ended = session(&ws, &mut client, &shared, &incoming, &stop).await;
+    let ended = session(&ws, &mut client, &shared, &incoming, &stop, &mut false).await;
 
     assert!(
         matches!(ended, Ended::Over(None)),
@@ -233,7 +233,7 @@ async fn queued_messages_are_written_in_order_then_the_stop_closes_normally() {
         stopping.cancel();
     });
 
-    let ended = session(&ws, &mut client, &shared, &incoming, &stop).await;
+    let ended = session(&ws, &mut client, &shared, &incoming, &stop, &mut false).await;
 
     assert!(matches!(ended, Ended::Over(None)));
     assert!(shared.front().is_none(), "every message left the queue");
@@ -326,9 +326,13 @@ async fn reconnection_backs_off_through_failures_until_a_connection_opens() {
     let mut states = state.subscribe();
     let start = Instant::now();
 
-    let socket = reconnect(&dialer, &incoming, &state, &CancellationToken::new()).await;
+    let socket = reconnect(&dialer, &incoming, &state, &CancellationToken::new(), 1).await;
 
-    assert_eq!(socket, Some("connected"));
+    assert_eq!(
+        socket,
+        Some(("connected", 5)),
+        "the fifth attempt opened it"
+    );
     // Each failed attempt doubles the next wait, up to the cap.
     assert_eq!(dialer.waits(start), [100, 200, 400, 800, 1_000]);
     assert_eq!(
@@ -340,12 +344,36 @@ async fn reconnection_backs_off_through_failures_until_a_connection_opens() {
 }
 
 #[tokio::test(start_paused = true)]
+async fn reconnection_goes_on_from_the_attempt_it_is_given() {
+    // After a connection that was not stable, the loop starts where the last one left off.
+    let dialer = ScriptedDialer::new(ws(100, 1_000, 2.0, false), [Some(0), None]);
+    let (incoming, _received, state) = channels();
+    let start = Instant::now();
+
+    let socket = reconnect(&dialer, &incoming, &state, &CancellationToken::new(), 3).await;
+
+    assert_eq!(socket, Some(("connected", 4)));
+    assert_eq!(dialer.waits(start), [400, 800]);
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_408_or_a_429_is_tried_again_as_later_not_never() {
+    let dialer = ScriptedDialer::new(ws(100, 1_000, 2.0, false), [Some(429), Some(408), None]);
+    let (incoming, mut received, state) = channels();
+
+    let socket = reconnect(&dialer, &incoming, &state, &CancellationToken::new(), 1).await;
+
+    assert_eq!(socket, Some(("connected", 3)));
+    assert!(received.try_recv().is_err(), "nothing handed on");
+}
+
+#[tokio::test(start_paused = true)]
 async fn a_refused_handshake_ends_reconnection_with_its_error() {
     let dialer = ScriptedDialer::new(ws(100, 1_000, 2.0, false), [Some(0), Some(403)]);
     let (incoming, mut received, state) = channels();
     let start = Instant::now();
 
-    let socket = reconnect(&dialer, &incoming, &state, &CancellationToken::new()).await;
+    let socket = reconnect(&dialer, &incoming, &state, &CancellationToken::new(), 1).await;
 
     assert_eq!(socket, None);
     assert_eq!(dialer.waits(start), [100, 200]);
@@ -362,7 +390,7 @@ async fn a_stop_during_the_wait_ends_reconnection_at_once() {
     let stop = CancellationToken::new();
     let start = Instant::now();
 
-    let (socket, ()) = tokio::join!(reconnect(&dialer, &incoming, &state, &stop), async {
+    let (socket, ()) = tokio::join!(reconnect(&dialer, &incoming, &state, &stop, 1), async {
         tokio::time::sleep(Duration::from_millis(250)).await;
         stop.cancel();
     });

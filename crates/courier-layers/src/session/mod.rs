@@ -226,6 +226,36 @@ mod site;
 #[cfg(test)]
 mod tests;
 
+/// Whether a served request's `Origin` is its own (by host and port, against its `Host`): a
+/// page of the server's own origin made it. `false` without an `Origin` or with a malformed one.
+///
+/// What a proxy asks before it tells a page why it refused a WebSocket handshake (browsers
+/// show a refused handshake as a close with 1006 and nothing else): it accepts the socket and
+/// closes it with the reason only for its own pages, never for another site's.
+///
+/// ```
+/// use courier::layers::session::is_own_origin;
+///
+/// let own = http::Request::get("/api/ws")
+///     .header("host", "app.example.com")
+///     .header("origin", "https://app.example.com")
+///     .body(())
+///     .unwrap();
+/// assert!(is_own_origin(own.headers(), own.uri()));
+/// let other = http::Request::get("/api/ws")
+///     .header("host", "app.example.com")
+///     .header("origin", "https://evil.example")
+///     .body(())
+///     .unwrap();
+/// assert!(!is_own_origin(other.headers(), other.uri()));
+/// ```
+pub fn is_own_origin(headers: &http::HeaderMap, uri: &http::Uri) -> bool {
+    headers
+        .get(http::header::ORIGIN)
+        .and_then(|origin| site::Origin::parse(origin.as_bytes()))
+        .is_some_and(|origin| origin.is_own(headers, uri))
+}
+
 /// Carries the served user's session on outgoing calls; see the [module docs](self).
 #[derive(Clone, Debug)]
 pub struct SessionLayer<M = FromMeta> {

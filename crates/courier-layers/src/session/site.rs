@@ -56,7 +56,7 @@ impl Origin {
     }
 
     /// Whether this is the served request's own origin, by host and port.
-    fn is_own(&self, from: &HeaderMap, uri: &Uri) -> bool {
+    pub(super) fn is_own(&self, from: &HeaderMap, uri: &Uri) -> bool {
         let own = match from.get(HOST) {
             Some(host) => Authority::try_from(host.as_bytes()).ok(),
             None => uri.authority().cloned(),
