@@ -96,11 +96,11 @@ pub use courier_core::{
     ChannelRequest, ClientIdentity, ConfigurationError, Csrf, CsrfKey, DecodeError, Dispatch,
     Dispatcher, EndpointDef, EndpointMeta, EndpointOptions, ErrorCode, Event, EventStream, Fetch,
     ForwardOptions, FromResponse, GroupDef, HeaderToggle, Heartbeat, HttpEndpoint, HttpResponse,
-    HttpService, Kind, MessageQueue, MessageStream, Middleware, MissedEvents, PathOptions, Peer,
-    PeerHandler, Progress, ResolvedEndpoint, ResolvedGroup, ResolvedPathOptions, ResponseBody,
-    ResponseParser, ResponseType, RetryPolicy, RetrySetting, SessionMode, SessionOptions,
-    SourceOptions, StreamEndpoint, StreamHandler, StreamRequest, TransportOptions, UploadProgress,
-    WsAuth, WsOptions,
+    HttpService, Kind, LayerSettings, MessageQueue, MessageStream, Middleware, MissedEvents,
+    PathOptions, Peer, PeerHandler, Progress, ResolvedEndpoint, ResolvedGroup, ResolvedPathOptions,
+    ResponseBody, ResponseParser, ResponseType, RetryPolicy, RetrySetting, SessionMode,
+    SessionOptions, SourceOptions, StreamEndpoint, StreamHandler, StreamRequest, TransportOptions,
+    UploadProgress, WsAuth, WsOptions,
 };
 pub use courier_core::{
     ChannelDispatch, ChannelSource, HttpAddress, HttpCallRequest, IntoVariables, StreamDispatch,

@@ -556,14 +556,23 @@ async fn with_reaches_the_caller_and_merges() {
 
     let calls = client.client().calls();
     let options: Vec<_> = calls.iter().map(|c| c.options.as_ref()).collect();
-    assert_eq!(options[0].unwrap().get_timeout(), Some(ms(200)));
+    assert_eq!(
+        options[0].unwrap().get_settings().get_timeout(),
+        Some(ms(200))
+    );
     let merged = options[1].unwrap();
-    assert_eq!(merged.get_timeout(), Some(ms(300)));
-    assert_eq!(merged.get_coalesce(), Some(false));
+    assert_eq!(merged.get_settings().get_timeout(), Some(ms(300)));
+    assert_eq!(merged.get_settings().get_coalesce(), Some(false));
     assert_eq!(merged.headers()["x-tenant"], "acme");
     assert_eq!(calls[2].path, "users.posts.list");
-    assert_eq!(options[2].unwrap().get_timeout(), Some(ms(50)));
-    assert_eq!(options[2].unwrap().get_coalesce(), Some(true));
+    assert_eq!(
+        options[2].unwrap().get_settings().get_timeout(),
+        Some(ms(50))
+    );
+    assert_eq!(
+        options[2].unwrap().get_settings().get_coalesce(),
+        Some(true)
+    );
     assert!(options[3].is_none());
 }
 
@@ -717,7 +726,15 @@ fn streams_and_channels_give_typed_requests() {
         .with(CallOptions::new().timeout(ms(5)))
         .raw()
         .events(filter());
-    assert_eq!(events.scope().options().unwrap().get_timeout(), Some(ms(5)));
+    assert_eq!(
+        events
+            .scope()
+            .options()
+            .unwrap()
+            .get_settings()
+            .get_timeout(),
+        Some(ms(5))
+    );
 
     let ticks = client.users().ticks();
     let ((), name) = (*ticks.variables(), ticks.name());

@@ -187,9 +187,9 @@ export interface ProxyCallerDefaults extends ProxyCallerOptions {
  */
 export interface CallOptions {
     /**
-     * Milliseconds: sent to the proxy as `_t` (it bounds the upstream call, shortening the
-     * endpoint's own timeout, never lengthening it) and bounds the local wait as the caller's
-     * `timeout` does.
+     * Milliseconds: sent to the proxy as `_t` (the upstream call's deadline, every attempt the
+     * proxy makes included, shortening the endpoint's own timeout, never lengthening it) and
+     * bounds the local wait as the caller's `timeout` does.
      */
     readonly timeout?: number | undefined;
     /**

@@ -218,6 +218,11 @@ impl Error {
         Self::new(Kind::Timeout, None)
     }
 
+    /// A deadline or bound that ran out, saying which and how long.
+    pub(crate) fn elapsed(elapsed: Elapsed) -> Self {
+        Self::new(Kind::Timeout, Some(Box::new(elapsed)))
+    }
+
     pub(crate) fn cancelled() -> Self {
         Self::new(Kind::Cancelled, None)
     }

@@ -58,11 +58,11 @@
 //!
 //! # Choices this crate makes
 //!
-//! - **Timeouts** bound each attempt (`TimeoutLayer` sits inside `RetryLayer`: a retried call
-//!   may take up to its attempts times the timeout, plus the waits between them), and then the
-//!   reading of the response body, by the same length again. The call's own timeout wins over
-//!   the endpoint's, which wins over the source's. A timeout is [`Error::is_timeout`], never a
-//!   network error.
+//! - **Timeouts**: a call's `timeout` is its deadline, as ky's is — every attempt, the waits
+//!   between them and the reading of a buffered response body fit in it — and an
+//!   `attempt_timeout` bounds each attempt inside it. The call's own wins over the endpoint's,
+//!   which wins over its groups', then the source's. A timeout is [`Error::is_timeout`], never a
+//!   network error, and says what happened: "the call did not finish within 1 s (3 attempts)".
 //! - **Cancellation**: a call ends as soon as its own `signal` or its source's is cancelled
 //!   ([`Error::is_cancelled`]); an already-cancelled signal sends nothing.
 //! - **Status 0**: when no response came (refused, reset, DNS, TLS, timeout, cancellation),

@@ -46,6 +46,7 @@ mod options;
 mod request;
 mod response;
 pub mod routes;
+mod settings;
 pub mod suggest;
 mod transport;
 mod tree;
@@ -58,13 +59,14 @@ pub use crate::call::{
     IntoVariables, Progress, StreamDispatch, UploadProgress,
 };
 pub use crate::error::{ConfigurationError, ErrorCode};
-pub use crate::meta::EndpointMeta;
+pub use crate::meta::{Attempts, EndpointMeta};
 pub use crate::options::{
     Backoff, CacheOptions, Csrf, CsrfKey, ForwardOptions, HeaderToggle, Heartbeat, MessageQueue,
     ResponseType, RetryPolicy, SessionMode, SessionOptions, WsAuth, WsOptions,
 };
 pub use crate::request::{build_request, RequestError};
 pub use crate::response::{BodyStream, DecodeError, FromResponse, ResponseBody};
+pub use crate::settings::LayerSettings;
 pub use crate::transport::{
     BodyService, ClientIdentity, Dispatcher, Fetch, HttpFuture, HttpService, Middleware,
     TransportOptions,

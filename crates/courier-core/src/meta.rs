@@ -7,9 +7,11 @@
 
 use crate::call::options::CallOptions;
 use crate::options::{CacheOptions, RetryPolicy, SessionMode};
+use crate::settings::LayerSettings;
 use crate::tree::endpoint::{Kind, RetrySetting};
 use http::HeaderName;
 use serde_json::{Map, Value};
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -46,8 +48,34 @@ use std::time::Duration;
 #[derive(Clone, Debug)]
 pub struct EndpointMeta {
     facts: Arc<Facts>,
-    timeout: Option<Duration>,
-    coalesce: bool,
+    /// Resolved: the call's over the endpoint's over its groups' over the source's.
+    settings: LayerSettings,
+    /// The attempts of this call so far, when something counts them (see
+    /// [`EndpointMeta::counting_attempts`]); shared by the copies each attempt carries.
+    attempts: Option<Attempts>,
+}
+
+/// A call's attempts so far, counted by whoever makes them and read by whoever ends the call:
+/// a shared counter (clones count into the same one). See
+/// [`EndpointMeta::counting_attempts`].
+#[derive(Clone, Debug, Default)]
+pub struct Attempts(Arc<AtomicU32>);
+
+impl Attempts {
+    /// A counter at zero.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Counts one more attempt.
+    pub fn count(&self) {
+        self.0.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// The attempts counted so far.
+    pub fn get(&self) -> u32 {
+        self.0.load(Ordering::Relaxed)
+    }
 }
 
 #[derive(Clone, Debug)]
@@ -55,10 +83,6 @@ struct Facts {
     path: Arc<str>,
     kind: Kind,
     sensitive: bool,
-    retry: RetrySetting,
-    /// The policy of `retry` when it is the endpoint's own, shared: what a retry layer keeps for
-    /// a call's later attempts without copying it.
-    own_retry: Option<Arc<RetryPolicy>>,
     cancel_previous: bool,
     session: SessionMode,
     forward: bool,
@@ -66,6 +90,9 @@ struct Facts {
     meta: Map<String, Value>,
     cache: Option<CacheOptions>,
 }
+
+// `timeout`, `attempt_timeout`, `coalesce`, `retry`, as a request built by hand declares them.
+crate::settings::layer_settings!(level_setters(EndpointMeta; this => this.settings));
 
 impl EndpointMeta {
     /// The facts of a call to the endpoint at `path` that reads or writes as `kind`: no timeout,
@@ -77,8 +104,6 @@ impl EndpointMeta {
                 path: path.into(),
                 kind,
                 sensitive: false,
-                retry: RetrySetting::Inherit,
-                own_retry: None,
                 cancel_previous: false,
                 session: SessionMode::On,
                 forward: true,
@@ -86,8 +111,8 @@ impl EndpointMeta {
                 meta: Map::new(),
                 cache: None,
             }),
-            timeout: None,
-            coalesce: true,
+            settings: LayerSettings::new(),
+            attempts: None,
         }
     }
 
@@ -99,19 +124,6 @@ impl EndpointMeta {
     #[must_use]
     pub fn sensitive(mut self, sensitive: bool) -> Self {
         self.facts().sensitive = sensitive;
-        self
-    }
-
-    /// Sets the retry setting.
-    #[must_use]
-    pub fn retry(mut self, retry: impl Into<RetrySetting>) -> Self {
-        let retry = retry.into();
-        let facts = self.facts();
-        facts.own_retry = match &retry {
-            RetrySetting::Policy(policy) => Some(Arc::new(policy.clone())),
-            RetrySetting::Inherit | RetrySetting::Off => None,
-        };
-        facts.retry = retry;
         self
     }
 
@@ -157,34 +169,43 @@ impl EndpointMeta {
         self
     }
 
-    /// Sets the bound on each attempt.
-    #[must_use]
-    pub fn timeout(mut self, timeout: Duration) -> Self {
-        self.timeout = Some(timeout);
-        self
-    }
-
-    /// Sets whether the call may share an identical in-flight read's response.
-    #[must_use]
-    pub fn coalesce(mut self, coalesce: bool) -> Self {
-        self.coalesce = coalesce;
-        self
-    }
-
-    /// This endpoint's facts with a call's options applied: the call's `timeout` and `coalesce`
-    /// win over the endpoint's and the source's.
+    /// This endpoint's facts with a call's options applied: the call's settings win over the
+    /// endpoint's, its groups' and the source's.
     #[must_use]
     pub fn with_call(&self, options: Option<&CallOptions>) -> Self {
         let mut meta = self.clone();
-        if let Some(options) = options {
-            if let Some(timeout) = options.get_timeout() {
-                meta.timeout = Some(timeout);
-            }
-            if let Some(coalesce) = options.get_coalesce() {
-                meta.coalesce = coalesce;
+        if let Some(own) = options.map(CallOptions::get_settings) {
+            if !own.is_empty() {
+                meta.settings = own.over(&meta.settings);
             }
         }
         meta
+    }
+
+    /// Counts this call's attempts from now on, in `attempts`, which the copies of this meta
+    /// share: the layer that makes each attempt counts it ([`count_attempt`](Self::count_attempt),
+    /// a `RetryLayer`), and the call's deadline, when it ends the call, says how many there
+    /// were.
+    pub fn counting_attempts(&mut self, attempts: Attempts) {
+        self.attempts = Some(attempts);
+    }
+
+    /// Counts one more attempt of the call, when its attempts are counted.
+    pub fn count_attempt(&self) {
+        if let Some(attempts) = &self.attempts {
+            attempts.count();
+        }
+    }
+
+    /// The counter of the call's attempts, when they are counted.
+    pub fn attempts(&self) -> Option<&Attempts> {
+        self.attempts.as_ref()
+    }
+
+    /// The settings the layers read, resolved: the call's, else the endpoint's, else its
+    /// groups', else the source's.
+    pub fn get_settings(&self) -> &LayerSettings {
+        &self.settings
     }
 
     /// The endpoint's dotted path (`users.posts.list`).
@@ -212,26 +233,34 @@ impl EndpointMeta {
         self.facts.sensitive
     }
 
-    /// The bound on each attempt: the call's, else the endpoint's, else the source's.
+    /// The deadline of the whole call: the call's, else the endpoint's, its groups', the
+    /// source's.
     pub fn get_timeout(&self) -> Option<Duration> {
-        self.timeout
+        self.settings.timeout
     }
 
-    /// The endpoint's retry setting.
+    /// The retry setting: [`RetrySetting::Inherit`] unless a level sets one.
     pub fn get_retry(&self) -> &RetrySetting {
-        &self.facts.retry
+        self.settings
+            .retry
+            .as_ref()
+            .unwrap_or(&RetrySetting::Inherit)
     }
 
-    /// The endpoint's own retry policy, shared (an `Arc` clone, no copy), when its setting is
+    /// The retry policy of its own, shared (an `Arc` clone, no copy), when the setting is
     /// [`RetrySetting::Policy`].
     pub fn get_retry_policy(&self) -> Option<&Arc<RetryPolicy>> {
-        self.facts.own_retry.as_ref()
+        match self.get_retry() {
+            RetrySetting::Policy(policy) => Some(policy),
+            RetrySetting::Inherit | RetrySetting::Off => None,
+        }
     }
 
     /// Whether the call may share an identical in-flight read's response: the call's setting,
-    /// else the endpoint's, else the source's. Writes are never shared, whatever this says.
+    /// else the endpoint's, its groups', the source's; on when none says. Writes are never
+    /// shared, whatever this says.
     pub fn get_coalesce(&self) -> bool {
-        self.coalesce
+        self.settings.coalesce.unwrap_or(true)
     }
 
     /// Whether a newer call of this endpoint cancels this one while it is in flight.

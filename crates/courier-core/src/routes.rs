@@ -198,7 +198,7 @@ impl Routes {
             source: source.into(),
             endpoints,
             cancel_previous,
-            coalesce: Some(api.options().coalesce),
+            coalesce: Some(api.options().coalesces()),
             sensitive: Vec::new(),
             csrf,
         }

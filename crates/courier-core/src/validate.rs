@@ -150,18 +150,3 @@ pub(crate) fn origin(origin: &str, path: &str) -> Result<(), ConfigurationError>
 pub(crate) fn is_cookie_header(name: &str) -> bool {
     name.eq_ignore_ascii_case("cookie") || name.eq_ignore_ascii_case("set-cookie")
 }
-
-/// A timeout, where one is set, must be able to succeed.
-pub(crate) fn timeout(
-    timeout: Option<std::time::Duration>,
-    path: &str,
-) -> Result<(), ConfigurationError> {
-    if timeout == Some(std::time::Duration::ZERO) {
-        return Err(ConfigurationError::new(
-            ErrorCode::InvalidOption,
-            "a timeout of zero never succeeds",
-        )
-        .at(path));
-    }
-    Ok(())
-}

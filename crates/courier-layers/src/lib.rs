@@ -9,7 +9,7 @@
 //! | [`cache`] | `CacheLayer` | a read's successful answer kept for its `revalidate` time and answered from memory |
 //! | [`coalesce`] | `CoalesceLayer` | identical in-flight reads share one upstream call |
 //! | [`retry`] | `RetryLayer` | retries reads and idempotent calls on 0, 429, 502, 503, 504 with backoff |
-//! | [`timeout`] | `TimeoutLayer` | bounds each attempt |
+//! | [`timeout`] | `TimeoutLayer` | the deadline of a whole call, or (`per_attempt`) the bound of each attempt |
 //! | [`allow_headers`] | `AllowHeadersLayer` | proxy only: allow-listed headers cross, both ways; `content-*` never from the lists; cookies only where named |
 //! | [`auth`] | `AuthLayer` | sets `Authorization` from an async token supplier |
 //! | [`trace`] | `trace_layer()` | tower-http's `TraceLayer` with `tracing`, set up for courier's calls |
@@ -38,7 +38,7 @@
 //!
 //! The order `Caller` assembles, outermost first:
 //!
-//! `CancelPrevious → Session → Forward → middleware (.use) → Cache → Coalesce → Retry → Timeout → transport`
+//! `CancelPrevious → Session → Forward → middleware (.use) → Cache → Timeout → Coalesce → Retry → Timeout::per_attempt → transport`
 
 mod body;
 #[cfg(any(feature = "cache", feature = "coalesce"))]

@@ -41,10 +41,13 @@ fn stack(session: SessionOptions, forward: ForwardOptions) -> HttpService {
         // The middleware (the source's `middleware`, `Caller::builder().layer(..)`).
         .layer(AuthLayer::new(get_token))
         .layer(trace_layer())
+        // The call's deadline, over every attempt: 30 s for a request whose `EndpointMeta`
+        // names no timeout of its own.
+        .layer(TimeoutLayer::new(Duration::from_secs(30)))
         .layer(CoalesceLayer::new())
         .layer(RetryLayer::new(RetryPolicy::default()))
-        // Bounds each attempt of a request whose `EndpointMeta` names no timeout of its own.
-        .layer(TimeoutLayer::new(Duration::from_secs(10)))
+        // Each attempt's bound (its `attempt_timeout`); it counts the attempts for the deadline.
+        .layer(TimeoutLayer::per_attempt())
         .service(transport);
 
     // One nameable, cloneable type, `Request<Body>` to `Response<Body>`, as `Caller`'s own.
@@ -222,12 +225,13 @@ async fn a_503_then_200_is_retried() -> Result<(), BoxError> {
 }
 
 #[tokio::test]
-async fn a_slow_attempt_times_out_and_the_retry_succeeds() -> Result<(), BoxError> {
+async fn a_slow_attempt_is_cut_short_and_the_retry_succeeds() -> Result<(), BoxError> {
     let upstream = Recorder::new();
     let address = serve(upstream.clone()).await;
 
-    // The endpoint's bound, far below the layer's default of 10 s and the first attempt's wait.
-    let meta = EndpointMeta::new("reports.get", Kind::Query).timeout(Duration::from_millis(200));
+    // The endpoint's bound on each attempt, far below the first attempt's wait.
+    let meta =
+        EndpointMeta::new("reports.get", Kind::Query).attempt_timeout(Duration::from_millis(200));
     let started = std::time::Instant::now();
     let response = test_stack()
         .oneshot(read(address, "/slow-once", meta))

@@ -3,15 +3,15 @@
 
 use crate::error::Error;
 use crate::opener::{handshake_request, Opener};
-use crate::read::{self, ReadAs};
+use crate::read::{self, Deadline, ReadAs};
 use crate::transport::{Transport, TransportCache, TransportService};
 use courier_core::context::ServedRequest;
 use courier_core::encode::Variables;
 use courier_core::{
     build_request, call_transport, resolve_path_options, ApiDef, Body, BodyService, BoxFuture,
     CallOptions, ConfigurationError, Dispatch, EndpointDef, ErrorCode, FromResponse,
-    HttpCallRequest, HttpResponse, HttpService, IntoVariables, Kind, Middleware, PathOptionCookies,
-    ResolvedEndpoint, ResolvedPathOptions, RetryPolicy, RetrySetting,
+    HttpCallRequest, HttpResponse, HttpService, IntoVariables, Kind, LayerSettings, Middleware,
+    PathOptionCookies, ResolvedEndpoint, ResolvedPathOptions, RetryPolicy, RetrySetting,
 };
 use courier_layers::cache::{CacheBody, CacheLayer};
 use courier_layers::cancel_previous::{CancelPrevious, CancelPreviousLayer};
@@ -19,7 +19,7 @@ use courier_layers::coalesce::{Coalesce, CoalesceBody, CoalesceLayer};
 use courier_layers::forward::{Forward, ForwardLayer};
 use courier_layers::retry::{self, RetryLayer};
 use courier_layers::session::{Session, SessionLayer};
-use courier_layers::timeout::{Timeout, TimeoutLayer};
+use courier_layers::timeout::{AttemptFromMeta, Timeout, TimeoutLayer};
 use courier_live::Hub;
 use http::{HeaderMap, Method, Request, Response};
 use serde_json::{Map, Value};
@@ -49,14 +49,18 @@ use tower::{Layer, Service, ServiceBuilder, ServiceExt};
 /// | `SessionLayer` | the source has `session` options |
 /// | `ForwardLayer` | the source has `forward` options |
 /// | the source's `middleware`, then [`ClientBuilder::layer`]s, then the endpoint's `.layer()`s | any |
+/// | `CacheLayer` | the endpoint declares `.cache()` |
 /// | `CoalesceLayer` | always; it shares reads whose `coalesce` resolves to true |
 /// | `RetryLayer` | unless [`ClientBuilder::retry`] turned the default off |
-/// | `TimeoutLayer` | always; it bounds the attempts of calls with a timeout |
+/// | `TimeoutLayer::per_attempt` | the endpoint (or, in a stack built for it, the call) has an `attempt_timeout`: it bounds each attempt |
 /// | the transport | the call's, group's or source's `fetch` or `dispatcher`, or the default |
 ///
 /// Each layer reads the call's [`EndpointMeta`](courier_core::EndpointMeta), which `Client`
-/// puts in every request's extensions. The timeout (the call's, else the endpoint's, else the
-/// source's) bounds each attempt up to the response head, then the reading of a buffered body.
+/// puts in every request's extensions. The `timeout` (the call's, else the endpoint's, its
+/// groups', the source's) is the deadline of the whole call, kept around the stack: every
+/// attempt, the waits between them, and the reading of a buffered body (for a stream, a
+/// channel or a pass-through call, the answer's head); past it the call fails with
+/// [`Error::is_timeout`](crate::Error::is_timeout), saying how many attempts were made.
 #[derive(Clone)]
 pub struct Client {
     inner: Arc<Inner>,
@@ -100,7 +104,7 @@ impl ClientBuilder {
         self.retry = match retry.into() {
             RetrySetting::Inherit => Some(RetryPolicy::default()),
             RetrySetting::Off => None,
-            RetrySetting::Policy(policy) => Some(policy),
+            RetrySetting::Policy(policy) => Some(Arc::unwrap_or_clone(policy)),
         };
         self
     }
@@ -181,9 +185,10 @@ impl ClientBuilder {
     }
 }
 
-/// The layers every endpoint's service is built with, in DESIGN order, outermost first:
-/// cancel-previous, session, forward, middleware (the source's, then the builder's, then the
-/// endpoint's own), cache, coalesce, retry, timeout, transport.
+/// The layers every endpoint's service is built with, outermost first: cancel-previous,
+/// session, forward, middleware (the source's, then the builder's, then the endpoint's own),
+/// cache, coalesce, retry, each attempt's bound, transport; the call's deadline is kept around
+/// them all (`read::Deadline`).
 struct Stack {
     /// One for the client: its clones share one retry budget, so every endpoint draws on it.
     retry: Option<RetryLayer>,
@@ -198,9 +203,12 @@ struct Stack {
     cancel_previous: Option<CancelPreviousLayer>,
 }
 
-/// Coalescing, retry (unless turned off) and the timeout over the transport.
-type Coalesced =
-    Coalesce<Either<retry::Retry<Timeout<TransportService>>, Timeout<TransportService>>>;
+/// Coalescing and retry (unless turned off) over `T`, the transport or each attempt's bound over
+/// it.
+type Coalesced<T = TransportService> = Coalesce<Either<retry::Retry<T>, T>>;
+/// The transport under each attempt's bound, for an endpoint or a call with an
+/// `attempt_timeout`.
+type Bounded = Timeout<TransportService, AttemptFromMeta>;
 /// The layers below the middleware, for an endpoint without `.cache()`.
 type Core = MapResponse<Coalesced, fn(Response<CoalesceBody<Body>>) -> Response<Body>>;
 /// The middleware (and an endpoint's cache) over the core, type-erased, when there is any.
@@ -229,31 +237,30 @@ impl Stack {
     ) -> Result<EndpointStack, Error> {
         let settings = call_transport(endpoint, options);
         let transport = transports.transport(&settings).map_err(Error::transport)?;
-        let coalesced: Coalesced = ServiceBuilder::new()
-            .layer(self.coalesce.clone())
-            .option_layer(self.retry.clone())
-            .layer(TimeoutLayer::from_meta())
-            .service(transport);
+        // The call's deadline is kept around the whole call (`read::Deadline`), above
+        // coalescing, so that each caller's wait is bounded by its own timeout. Each attempt's
+        // bound sits under retry, only in the stacks with one to keep, boxed with them: the
+        // layer in every stack cost a call 0.9 % of its instructions (callgrind,
+        // `benches/client.rs`, c1, 33,501 → 33,813), copying the transport's future into its
+        // own.
+        let bounded = bounds_attempts(endpoint, options);
         let own = &endpoint.definition().options().layers;
-        // A call over a transport of its own (`options`: a client certificate per user, say)
-        // may be answered differently: it is kept out of the client's cache, both ways.
-        let cached = endpoint.meta().get_cache().is_some() && options.is_none();
-        let middle = if self.middleware.is_empty() && own.is_empty() && !cached {
-            Either::Left(coalesced.map_response(into_body as fn(_) -> _))
+        // A call over a transport of its own (a client certificate per user, say) may be
+        // answered differently: it is kept out of the client's cache, both ways.
+        let cached = endpoint.meta().get_cache().is_some()
+            && options.is_none_or(|o| o.transport().is_empty());
+        let middle = if self.middleware.is_empty() && own.is_empty() && !cached && !bounded {
+            Either::Left(self.core(transport).map_response(into_body as fn(_) -> _))
         } else {
             // The cache sits under the middleware, over coalescing, and only in the stacks of
             // endpoints that declare `.cache()`, boxed with the middleware: in every stack, a
             // cache that keeps nothing cost every call 2–3 % of its instructions (callgrind,
             // `benches/client.rs`: 38,441 → 39,616 at concurrency 1).
-            let mut service = if cached {
-                HttpService::new(
-                    ServiceBuilder::new()
-                        .map_response(from_cache)
-                        .layer(self.cache.clone())
-                        .service(coalesced),
-                )
+            let mut service = if bounded {
+                let bounded: Bounded = TimeoutLayer::per_attempt().layer(transport);
+                self.erased(self.core(bounded), cached)
             } else {
-                HttpService::new(coalesced.map_response(into_body))
+                self.erased(self.core(transport), cached)
             };
             for layer in own.iter().rev() {
                 service = layer.apply(service);
@@ -269,6 +276,47 @@ impl Stack {
             .option_layer(self.forward.clone())
             .service(middle))
     }
+}
+
+impl Stack {
+    /// Coalescing and retry (unless turned off) over `attempt`.
+    fn core<T>(&self, attempt: T) -> Coalesced<T> {
+        ServiceBuilder::new()
+            .layer(self.coalesce.clone())
+            .option_layer(self.retry.clone())
+            .service(attempt)
+    }
+
+    /// `core` as an [`HttpService`], under the cache when `cached`.
+    fn erased<S>(&self, core: Coalesce<S>, cached: bool) -> HttpService
+    where
+        Coalesce<S>: Service<
+                Request<Body>,
+                Response = Response<CoalesceBody<Body>>,
+                Error = courier_core::BoxError,
+            > + Clone
+            + Send
+            + Sync
+            + 'static,
+        <Coalesce<S> as Service<Request<Body>>>::Future: Send + 'static,
+    {
+        if cached {
+            HttpService::new(
+                ServiceBuilder::new()
+                    .map_response(from_cache)
+                    .layer(self.cache.clone())
+                    .service(core),
+            )
+        } else {
+            HttpService::new(core.map_response(into_body))
+        }
+    }
+}
+
+/// Whether a call of `endpoint` with `options` has an `attempt_timeout` to keep.
+fn bounds_attempts(endpoint: &ResolvedEndpoint, options: Option<&CallOptions>) -> bool {
+    let set = |settings: &LayerSettings| settings.get_attempt_timeout().is_some();
+    set(endpoint.meta().get_settings()) || options.is_some_and(|o| set(o.get_settings()))
 }
 
 /// A response from the coalescing layer with courier's body: the inner body as it came, or the
@@ -456,18 +504,23 @@ impl Client {
     ) -> Result<HttpResponse<R>, Error> {
         let mut request = self.request(endpoint, variables, options).await?;
         let head = request.method() == Method::HEAD;
-        let meta = endpoint.meta().with_call(options);
-        let timeout = meta.get_timeout();
+        let mut meta = endpoint.meta().with_call(options);
+        let deadline = Deadline::of(&mut meta);
         request.extensions_mut().insert(meta);
         crate::progress::watch_upload(&mut request, options);
         // Named by the error of a call that failed, with the endpoint.
         let (method, uri) = (request.method().clone(), request.uri().clone());
         let answer = async {
             let response = self.down_the_stack(endpoint, options, request).await?;
+            Deadline::head_came(deadline.as_ref());
             let api = &self.inner.api;
-            read::response(api, endpoint, response, head, timeout, ReadAs::Definition).await
+            read::response(api, endpoint, response, head, ReadAs::Definition).await
         };
-        answer.await.map_err(|e| e.with_request(method, uri))
+        let answered = match &deadline {
+            None => answer.await,
+            Some(deadline) => Box::pin(deadline.bound(answer)).await,
+        };
+        answered.map_err(|e| e.with_request(method, uri))
     }
 }
 
@@ -529,22 +582,27 @@ impl Client {
         Ok(request)
     }
 
-    /// The stack a call of `endpoint` goes down: the endpoint's own, or one over the call's
-    /// transport when its options set `fetch` or `dispatcher`.
+    /// The stack a call of `endpoint` goes down: the endpoint's own, or one built for the call
+    /// when its options set `fetch` or `dispatcher`, or an `attempt_timeout` the endpoint's
+    /// stack has no layer for.
     fn service_for(
         &self,
         endpoint: &ResolvedEndpoint,
         options: Option<&CallOptions>,
     ) -> Result<EndpointStack, Error> {
-        let own_transport = options.filter(|o| !o.transport().is_empty());
-        if own_transport.is_none() {
+        let own_stack = options.is_some_and(|o| {
+            !o.transport().is_empty()
+                || (o.get_settings().get_attempt_timeout().is_some()
+                    && !bounds_attempts(endpoint, None))
+        });
+        if !own_stack {
             if let Some(service) = self.inner.services.get(endpoint.path()) {
                 return Ok(service.clone());
             }
         }
         self.inner
             .stack
-            .service(endpoint, &self.inner.transports, own_transport)
+            .service(endpoint, &self.inner.transports, options)
     }
 
     /// Sends the opening request of a stream or channel, or a pass-through call, through the
@@ -559,13 +617,17 @@ impl Client {
     ) -> Result<Response<Body>, Error> {
         let mut request = self.request(endpoint, variables, options).await?;
         handshake_request(&mut request, headers, param)?;
-        request
-            .extensions_mut()
-            .insert(endpoint.meta().with_call(options));
+        let mut meta = endpoint.meta().with_call(options);
+        // The deadline bounds the answer's head; its body streams on.
+        let deadline = Deadline::of(&mut meta);
+        request.extensions_mut().insert(meta);
         let (method, uri) = (request.method().clone(), request.uri().clone());
-        self.down_the_stack(endpoint, options, request)
-            .await
-            .map_err(|e| e.with_request(method, uri))
+        let head = self.down_the_stack(endpoint, options, request);
+        let answered = match &deadline {
+            None => head.await,
+            Some(deadline) => Box::pin(deadline.bound(head)).await,
+        };
+        answered.map_err(|e| e.with_request(method, uri))
     }
 
     /// Sends `request` down `endpoint`'s stack, readied and called here rather than through

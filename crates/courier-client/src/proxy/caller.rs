@@ -293,7 +293,7 @@ impl<A: ApiSpec> ProxyCallerBuilder<A> {
         let coalesce = self
             .coalesce
             .or(routes.coalesce)
-            .unwrap_or_else(|| api.options().coalesce);
+            .unwrap_or_else(|| api.options().coalesces());
         let route = Route::new(
             RouteSettings {
                 http,

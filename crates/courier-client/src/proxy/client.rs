@@ -5,7 +5,7 @@ use super::cookies::Jar;
 use super::route::Route;
 use crate::error::Error;
 use crate::opener::{handshake_request, Opener};
-use crate::read;
+use crate::read::{self, Deadline};
 use crate::transport::{TransportCache, TransportService};
 use courier_core::encode::Variables;
 use courier_core::{
@@ -14,7 +14,6 @@ use courier_core::{
 };
 use courier_layers::cancel_previous::CancelPreviousLayer;
 use courier_layers::coalesce::{CoalesceBody, CoalesceLayer};
-use courier_layers::timeout::TimeoutLayer;
 use http::{HeaderMap, Request, Response};
 use std::fmt;
 use std::pin::pin;
@@ -31,10 +30,11 @@ use tower::{Layer, ServiceBuilder, ServiceExt};
 /// | `CancelPreviousLayer` | some read cancels the previous one (`cancel_previous`, `deduplicate`) |
 /// | [`ProxyCallerBuilder::layer`](super::ProxyCallerBuilder::layer)s | any |
 /// | `CoalesceLayer` | always; it shares reads whose `coalesce` resolves to true |
-/// | `TimeoutLayer` | always; it bounds calls when the caller has a timeout |
 /// | the transport | the call's `fetch` or `dispatcher`, else the builder's |
 ///
-/// No retry: the proxy's own client retries the upstream call. It is the
+/// A call's timeout (the caller's, else the call's own) is its deadline, kept around the whole
+/// call: the stack and the reading of the body. No retry: the proxy's own client retries the
+/// upstream call. It is the
 /// [`Dispatch`] a `ProxyCaller`'s typed views run on; cheap to clone.
 #[derive(Clone)]
 pub struct ProxyClient {
@@ -62,10 +62,11 @@ struct Stack {
 impl Stack {
     /// The stack over `transport`.
     fn service(&self, transport: TransportService) -> HttpService {
+        // The call's deadline is kept around the whole call (`read::Deadline`), above
+        // coalescing: each caller's wait is bounded by its own timeout.
         let core = ServiceBuilder::new()
             .map_response(|response: Response<CoalesceBody<Body>>| response.map(Body::from))
             .layer(self.coalesce.clone())
-            .layer(TimeoutLayer::from_meta())
             .service(transport);
         let mut service = HttpService::new(core);
         for layer in self.layers.iter().rev() {
@@ -149,13 +150,20 @@ impl ProxyClient {
     ) -> Result<HttpResponse<R>, Error> {
         let route = &self.inner.route;
         let mut request = route.request(endpoint, variables, options)?;
-        let meta = route.meta(endpoint, options);
-        let timeout = meta.get_timeout();
+        let mut meta = route.meta(endpoint, options);
+        let deadline = Deadline::of(&mut meta);
         request.extensions_mut().insert(meta);
         crate::progress::watch_upload(&mut request, options);
-        let response = self.dispatch(request, options).await?;
-        let read_as = route.read_as(response.headers());
-        read::response(&self.inner.api, endpoint, response, false, timeout, read_as).await
+        let answer = async {
+            let response = self.dispatch(request, options).await?;
+            Deadline::head_came(deadline.as_ref());
+            let read_as = route.read_as(response.headers());
+            read::response(&self.inner.api, endpoint, response, false, read_as).await
+        };
+        match &deadline {
+            None => answer.await,
+            Some(deadline) => Box::pin(deadline.bound(answer)).await,
+        }
     }
 
     /// Sends `request` through the caller's stack: over the call's own transport when its
@@ -244,10 +252,14 @@ impl Opener for ProxyClient {
             let opened = async {
                 let mut request = route.request(endpoint, variables, options)?;
                 handshake_request(&mut request, headers, param)?;
-                request
-                    .extensions_mut()
-                    .insert(route.meta(endpoint, options));
-                self.dispatch(request, options).await
+                let mut meta = route.meta(endpoint, options);
+                let deadline = Deadline::of(&mut meta);
+                request.extensions_mut().insert(meta);
+                let head = self.dispatch(request, options);
+                match &deadline {
+                    None => head.await,
+                    Some(deadline) => Box::pin(deadline.bound(head)).await,
+                }
             };
             opened.await.map_err(|e| e.with_endpoint(endpoint.path()))
         })

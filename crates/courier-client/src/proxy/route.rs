@@ -158,7 +158,8 @@ impl Route {
             .append_pair("_s", &self.source)
             .append_pair("_g", endpoint.group_path())
             .append_pair("_m", endpoint.name());
-        if let (true, Some(timeout)) = (is_http, options.and_then(CallOptions::get_timeout)) {
+        let timeout = options.and_then(|o| o.get_settings().get_timeout());
+        if let (true, Some(timeout)) = (is_http, timeout) {
             url.query_pairs_mut()
                 .append_pair("_t", &timeout.as_millis().to_string());
         }

@@ -207,8 +207,9 @@ mod tests {
                 HeaderValue::from_static("2"),
             );
         let merged = first.merged(&later);
-        assert_eq!(merged.get_timeout(), Some(Duration::from_millis(5)));
-        assert_eq!(merged.get_coalesce(), Some(false));
+        let settings = merged.get_settings();
+        assert_eq!(settings.get_timeout(), Some(Duration::from_millis(5)));
+        assert_eq!(settings.get_coalesce(), Some(false));
         assert_eq!(merged.headers()["x-a"], "1");
         assert_eq!(merged.headers().get_all("x-b").iter().count(), 1);
         assert_eq!(merged.headers()["x-b"], "2");

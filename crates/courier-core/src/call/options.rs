@@ -1,31 +1,32 @@
 //! [`CallOptions`]: what one call carries besides its variables, set with `.with(...)`.
 
 use crate::context::ServedRequest;
+use crate::settings::LayerSettings;
 use crate::transport::{Dispatcher, Fetch, TransportOptions};
 use http::{HeaderMap, HeaderName, HeaderValue, Method};
 use std::sync::Arc;
-use std::time::Duration;
 use tokio_util::sync::CancellationToken;
 
 /// Options for one call, set with `.with(...)` on a typed view (the spec's `CallOptions`).
 ///
 /// Each set option wins over the endpoint's and the source's; `.with()` twice merges, the later
 /// call's options winning. Each option is set by the builder method of its plain name and read
-/// by the `get_*` method beside it (`.timeout(d)`, `.get_timeout()`).
+/// by the `get_*` method beside it (`.method(m)`, `.get_method()`); the
+/// [`LayerSettings`] (`.timeout(d)`, `.attempt_timeout(d)`, `.coalesce(b)`, `.retry(r)`) are read
+/// with [`get_settings`](Self::get_settings).
 ///
 /// ```
 /// use courier::CallOptions;
 /// use std::time::Duration;
 ///
 /// let opts = CallOptions::new().timeout(Duration::from_millis(200)).coalesce(false);
-/// assert_eq!(opts.get_timeout(), Some(Duration::from_millis(200)));
+/// assert_eq!(opts.get_settings().get_timeout(), Some(Duration::from_millis(200)));
 /// ```
 #[derive(Clone, Debug, Default)]
 #[must_use]
 pub struct CallOptions {
-    timeout: Option<Duration>,
+    settings: LayerSettings,
     method: Option<Method>,
-    coalesce: Option<bool>,
     headers: HeaderMap,
     signal: Option<CancellationToken>,
     pub(super) transport: TransportOptions,
@@ -69,16 +70,13 @@ impl std::fmt::Debug for UploadProgress {
     }
 }
 
+// `timeout`, `attempt_timeout`, `coalesce`, `retry`: this call's, over its endpoint's.
+crate::settings::layer_settings!(level_setters(CallOptions; this => this.settings));
+
 impl CallOptions {
     /// No options set.
     pub fn new() -> Self {
         Self::default()
-    }
-
-    /// Bounds each attempt of this call.
-    pub fn timeout(mut self, timeout: Duration) -> Self {
-        self.timeout = Some(timeout);
-        self
     }
 
     /// Forces the call's verb, GET or POST: the proxy caller's on the wire, the direct
@@ -88,12 +86,6 @@ impl CallOptions {
     /// proxy refuses it with 405.
     pub fn method(mut self, method: Method) -> Self {
         self.method = Some(method);
-        self
-    }
-
-    /// Turns coalescing on or off for this call.
-    pub fn coalesce(mut self, coalesce: bool) -> Self {
-        self.coalesce = Some(coalesce);
         self
     }
 
@@ -148,19 +140,15 @@ impl CallOptions {
         self.upload_progress.as_ref()
     }
 
-    /// The timeout, if set.
-    pub fn get_timeout(&self) -> Option<Duration> {
-        self.timeout
+    /// The call's own settings (`timeout`, `attempt_timeout`, `coalesce`, `retry`), over the
+    /// endpoint's.
+    pub fn get_settings(&self) -> &LayerSettings {
+        &self.settings
     }
 
     /// The forced verb, if set.
     pub fn get_method(&self) -> Option<&Method> {
         self.method.as_ref()
-    }
-
-    /// The coalescing setting, if set.
-    pub fn get_coalesce(&self) -> Option<bool> {
-        self.coalesce
     }
 
     /// The call's own headers.
@@ -189,9 +177,8 @@ impl CallOptions {
             headers.append(name.clone(), value.clone());
         }
         CallOptions {
-            timeout: later.timeout.or(self.timeout),
+            settings: later.settings.over(&self.settings),
             method: later.method.clone().or_else(|| self.method.clone()),
-            coalesce: later.coalesce.or(self.coalesce),
             headers,
             signal: later.signal.clone().or_else(|| self.signal.clone()),
             transport: later.transport.over(&self.transport),

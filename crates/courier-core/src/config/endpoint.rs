@@ -6,12 +6,11 @@
 
 use super::json;
 use super::key_path::KeyPath;
-use super::raw::{RawEndpoint, RawRetry};
+use super::raw::RawEndpoint;
 use crate::error::{ConfigurationError, ErrorCode};
 use crate::tree::endpoint::{
     ChannelEndpoint, ChannelHandler, ChannelHandlers, EndpointDef, HttpEndpoint, StreamEndpoint,
 };
-use std::time::Duration;
 
 /// The keys that pick an endpoint's head, in the order the docs list them.
 const VERBS: [&str; 8] = [
@@ -21,7 +20,7 @@ const VERBS: [&str; 8] = [
 /// Applies the keys every head shares, through that head's builder methods.
 macro_rules! shared_options {
     ($endpoint:expr, $raw:expr, $at:expr) => {{
-        let mut endpoint = $endpoint;
+        let mut endpoint = $endpoint.settings($raw.layer_settings());
         if let Some(expose) = $raw.expose {
             endpoint = if expose {
                 endpoint.expose()
@@ -31,14 +30,6 @@ macro_rules! shared_options {
         }
         if let Some(headers) = $raw.headers {
             endpoint = endpoint.headers(headers);
-        }
-        if let Some(ms) = $raw.timeout_ms {
-            endpoint = endpoint.timeout(Duration::from_millis(ms));
-        }
-        match $raw.retry {
-            Some(RawRetry::Toggle(on)) => endpoint = endpoint.retry(on),
-            Some(RawRetry::Policy(policy)) => endpoint = endpoint.retry(policy),
-            None => {}
         }
         if let Some(meta) = $raw.meta {
             for (key, value) in json::table(meta, &$at.key("meta"))? {
@@ -50,9 +41,6 @@ macro_rules! shared_options {
         }
         if let Some(forward) = $raw.forward {
             endpoint = endpoint.forward(forward);
-        }
-        if let Some(coalesce) = $raw.coalesce {
-            endpoint = endpoint.coalesce(coalesce);
         }
         endpoint
     }};

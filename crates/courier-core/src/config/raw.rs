@@ -7,6 +7,7 @@
 use crate::options::{
     CacheOptions, ForwardOptions, ResponseType, RetryPolicy, SessionMode, SessionOptions,
 };
+use crate::tree::endpoint::RetrySetting;
 use serde::de::{self, MapAccess, Visitor};
 use serde::{Deserialize, Deserializer};
 use std::collections::BTreeMap;
@@ -54,19 +55,18 @@ pub(super) struct RawProxy {
     pub(super) body_read_timeout_ms: Option<u64>,
 }
 
-/// `[sources.NAME]`.
+crate::settings::layer_settings!(raw_with_settings(
+/// `[sources.NAME]`, with the keys of the layer settings (`timeout_ms`, …).
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub(super) struct RawSource {
     pub(super) base_url: Option<String>,
-    pub(super) timeout_ms: Option<u64>,
     #[serde(default)]
     pub(super) headers: BTreeMap<String, String>,
     pub(super) default_query_params: Option<toml::Table>,
     pub(super) default_body: Option<toml::Table>,
     pub(super) response_type: Option<ResponseType>,
     pub(super) body_serializer: Option<BodySerializerName>,
-    pub(super) coalesce: Option<bool>,
     #[serde(default)]
     pub(super) cancel_previous: Vec<String>,
     pub(super) deduplicate: Option<bool>,
@@ -80,6 +80,7 @@ pub(super) struct RawSource {
     #[serde(default)]
     pub(super) groups: BTreeMap<String, RawGroup>,
 }
+));
 
 /// `body_serializer`: the built-in body encoders a file can name.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
@@ -100,7 +101,8 @@ pub(super) struct RawTransport {
     pub(super) root_certs: Vec<String>,
 }
 
-/// `[...groups.NAME]`.
+crate::settings::layer_settings!(raw_with_settings(
+/// `[...groups.NAME]`, with the keys of the layer settings (`timeout_ms`, …).
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub(super) struct RawGroup {
@@ -113,9 +115,12 @@ pub(super) struct RawGroup {
     #[serde(default)]
     pub(super) groups: BTreeMap<String, RawGroup>,
 }
+));
 
+crate::settings::layer_settings!(raw_with_settings(
 /// `[...endpoints.NAME]`: the keys of all three heads in one table, since the head is known
-/// only from which verb key is present; `endpoint` checks that the rest fit that head.
+/// only from which verb key is present; `endpoint` checks that the rest fit that head. With the
+/// keys of the layer settings (`timeout_ms`, …).
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub(super) struct RawEndpoint {
@@ -142,22 +147,29 @@ pub(super) struct RawEndpoint {
     // Every head.
     pub(super) expose: Option<bool>,
     pub(super) headers: Option<Vec<String>>,
-    pub(super) timeout_ms: Option<u64>,
-    pub(super) retry: Option<RawRetry>,
     pub(super) meta: Option<toml::Table>,
     pub(super) session: Option<SessionMode>,
     pub(super) forward: Option<bool>,
-    pub(super) coalesce: Option<bool>,
 }
+));
 
 /// `retry`: `false` (never), `true` (the default policy) or a [`RetryPolicy`] table.
 ///
 /// Written by hand rather than as an untagged enum so that a misspelt key inside the table is
 /// still reported as an unknown key with its path.
 #[derive(Debug, PartialEq)]
-pub(super) enum RawRetry {
+pub(crate) enum RawRetry {
     Toggle(bool),
     Policy(RetryPolicy),
+}
+
+impl From<RawRetry> for RetrySetting {
+    fn from(raw: RawRetry) -> Self {
+        match raw {
+            RawRetry::Toggle(on) => on.into(),
+            RawRetry::Policy(policy) => policy.into(),
+        }
+    }
 }
 
 impl<'de> Deserialize<'de> for RawRetry {

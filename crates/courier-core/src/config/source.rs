@@ -8,13 +8,13 @@ use super::raw::{BodySerializerName, RawGroup, RawSource};
 use super::transport::dispatcher;
 use crate::encode::UrlEncodedBody;
 use crate::error::{ConfigurationError, ErrorCode};
+use crate::settings::LayerSettings;
 use crate::tree::api::ApiDef;
 use crate::tree::group::GroupDef;
 use crate::tree::path_options::PathOptions;
 use crate::validate::{self, NameOf};
 use serde_json::Value;
 use std::path::Path;
-use std::time::Duration;
 
 /// Builds the source `name`; file names in it resolve against `base`.
 ///
@@ -26,18 +26,15 @@ use std::time::Duration;
 /// `timeout` is `timeout_ms`), else is prefixed with the source's key path (`sources.demo.`).
 pub(super) fn source(
     name: &str,
-    raw: RawSource,
+    mut raw: RawSource,
     base: &Path,
 ) -> Result<ApiDef, ConfigurationError> {
     let at = KeyPath::root().key("sources").key(name);
     check_source_name(name, &at)?;
 
-    let mut api = ApiDef::builder();
+    let mut api = ApiDef::builder().settings(raw.layer_settings());
     if let Some(url) = raw.base_url {
         api = api.base_url(url);
-    }
-    if let Some(ms) = raw.timeout_ms {
-        api = api.timeout(Duration::from_millis(ms));
     }
     for (header, value) in raw.headers {
         api = api.header(header, value);
@@ -59,9 +56,6 @@ pub(super) fn source(
         Some(BodySerializerName::Urlencoded) => {
             api = api.body_serializer(UrlEncodedBody);
         }
-    }
-    if let Some(coalesce) = raw.coalesce {
-        api = api.coalesce(coalesce);
     }
     api = api
         .cancel_previous(raw.cancel_previous)
@@ -126,26 +120,25 @@ impl Places {
 }
 
 /// The file's name of the builder's field `rest` of a table: an endpoint's `path` is its verb's
-/// key, a `timeout` is `timeout_ms`.
+/// key, a setting its key in the file (`timeout` is `timeout_ms`).
 fn file_key<'a>(rest: &'a str, verb: Option<&'static str>) -> &'a str {
     match (rest, verb) {
         ("path", Some(verb)) => verb,
-        ("timeout", _) => "timeout_ms",
-        (rest, _) => rest,
+        (rest, _) => LayerSettings::config_key(rest).unwrap_or(rest),
     }
 }
 
 /// A group table at `at` (the group `dotted` in the API), with its endpoints and nested groups,
 /// each noted in `places`.
 fn group(
-    raw: RawGroup,
+    mut raw: RawGroup,
     at: &KeyPath,
     base: &Path,
     dotted: &str,
     places: &mut Places,
 ) -> Result<GroupDef, ConfigurationError> {
     places.0.push((dotted.to_owned(), at.clone(), None));
-    let mut def = GroupDef::new();
+    let mut def = GroupDef::new().settings(raw.layer_settings());
     if let Some(prefix) = raw.prefix {
         def = def.prefix(prefix);
     }

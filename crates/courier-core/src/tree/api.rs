@@ -13,7 +13,6 @@ use crate::validate;
 use serde_json::Value;
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
-use std::time::Duration;
 use tokio_util::sync::CancellationToken;
 
 /// Builds an [`ApiDef`] (the spec's `defineApi`). Setters take and return `self`; [`build`]
@@ -32,6 +31,10 @@ pub struct ApiBuilder {
     /// addresses are the proxy's, so it needs no base URL.
     through_proxy: bool,
 }
+
+// `timeout`, `attempt_timeout`, `coalesce`, `retry`: the source's, under every group's,
+// endpoint's and call's own.
+crate::settings::layer_settings!(level_setters(ApiBuilder; this => this.options.settings));
 
 impl ApiBuilder {
     /// Marks the API as reached through a proxy route only, which needs no base URL.
@@ -103,12 +106,6 @@ impl ApiBuilder {
         self
     }
 
-    /// Whether identical in-flight reads share one call. Default true.
-    pub fn coalesce(mut self, coalesce: bool) -> Self {
-        self.options.coalesce = coalesce;
-        self
-    }
-
     /// Dotted paths of reads a newer call cancels while in flight. Each must name a read of
     /// this API, else `build` fails with `CANCEL_PREVIOUS_INVALID`.
     pub fn cancel_previous<I, S>(mut self, paths: I) -> Self
@@ -139,12 +136,6 @@ impl ApiBuilder {
     /// Values for path parameters, resolved before every group's.
     pub fn path_options(mut self, options: PathOptions) -> Self {
         self.options.path_options = Some(options);
-        self
-    }
-
-    /// Bounds each upstream attempt.
-    pub fn timeout(mut self, timeout: Duration) -> Self {
-        self.options.timeout = Some(timeout);
         self
     }
 
@@ -251,7 +242,7 @@ impl ApiBuilder {
 }
 
 fn check_source(options: &SourceOptions) -> Result<(), ConfigurationError> {
-    validate::timeout(options.timeout, "timeout")?;
+    options.settings.check("")?;
     if let Some(session) = &options.session {
         for cookie in &session.cookies {
             let name = cookie.strip_suffix('*').unwrap_or(cookie);

@@ -2,6 +2,7 @@
 
 use super::endpoint::EndpointDef;
 use super::path_options::PathOptions;
+use crate::settings::LayerSettings;
 use crate::transport::{Dispatcher, Fetch, TransportOptions};
 use std::collections::BTreeMap;
 
@@ -32,9 +33,14 @@ pub struct GroupDef {
     pub(crate) path_options: Option<PathOptions>,
     pub(crate) expose: Option<bool>,
     pub(crate) transport: TransportOptions,
+    pub(crate) settings: LayerSettings,
     pub(crate) endpoints: BTreeMap<String, EndpointDef>,
     pub(crate) groups: BTreeMap<String, GroupDef>,
 }
+
+// `timeout`, `attempt_timeout`, `coalesce`, `retry`: the group's, under its nested groups' and
+// endpoints' own.
+crate::settings::layer_settings!(level_setters(GroupDef; this => this.settings));
 
 impl GroupDef {
     /// An empty group with no prefix.
@@ -110,6 +116,12 @@ impl GroupDef {
     /// The group's own transport settings.
     pub fn transport(&self) -> &TransportOptions {
         &self.transport
+    }
+
+    /// The group's own settings (`timeout`, `attempt_timeout`, `coalesce`, `retry`), under its
+    /// nested groups' and endpoints' and over the source's.
+    pub fn get_settings(&self) -> &LayerSettings {
+        &self.settings
     }
 
     /// The endpoints, by name.

@@ -10,13 +10,14 @@
 //!   else the source.
 //! - **Transport** (rule 6): each setting from the nearest group that sets it, over the source's.
 
-use super::endpoint::{EndpointDef, HttpAddress, Kind, RetrySetting};
+use super::endpoint::{EndpointDef, HttpAddress, Kind};
 use super::group::GroupDef;
 use super::path_options::PathOptions;
 use super::source::{check_transport, SourceOptions};
 use crate::encode::{join_path, PathTemplate};
 use crate::error::{ConfigurationError, ErrorCode};
 use crate::meta::EndpointMeta;
+use crate::settings::LayerSettings;
 use crate::transport::TransportOptions;
 use crate::validate::{self, dotted, NameOf};
 use http::HeaderName;
@@ -155,6 +156,8 @@ struct Scope<'a> {
     chain: Vec<PathOptions>,
     expose: bool,
     transport: TransportOptions,
+    /// The layer settings decided so far: the source's, under each enclosing group's.
+    settings: LayerSettings,
 }
 
 pub(crate) fn resolve_root(
@@ -169,6 +172,7 @@ pub(crate) fn resolve_root(
         chain: source.path_options.iter().cloned().collect(),
         expose: source.expose,
         transport: source.transport.clone(),
+        settings: source.settings.clone(),
     };
     let mut root = ResolvedGroup::default();
     for (name, group) in groups {
@@ -199,6 +203,7 @@ fn resolve_group(
     check_transport(&group.transport, &format!("{path}.transport"))?;
     let mut chain = outer.chain.clone();
     chain.extend(group.path_options.iter().cloned());
+    group.settings.check(&path)?;
     let scope = Scope {
         source: outer.source,
         path: path.clone(),
@@ -206,6 +211,7 @@ fn resolve_group(
         chain,
         expose: group.expose.unwrap_or(outer.expose),
         transport,
+        settings: group.settings.over(&outer.settings),
     };
 
     let mut resolved = ResolvedGroup {
@@ -249,30 +255,7 @@ fn resolve_endpoint(
     }
 
     let options = def.options();
-    validate::timeout(options.timeout, &format!("{path}.timeout"))?;
-    if let RetrySetting::Policy(policy) = &options.retry {
-        if policy.max_attempts == 0 {
-            return Err(ConfigurationError::new(
-                ErrorCode::InvalidOption,
-                "retry.max_attempts counts the first attempt and must be at least 1",
-            )
-            .at(format!("{path}.retry")));
-        }
-        if !(policy.backoff.factor.is_finite() && policy.backoff.factor >= 1.0) {
-            return Err(ConfigurationError::new(
-                ErrorCode::InvalidOption,
-                "retry.backoff.factor must be a finite number of at least 1",
-            )
-            .at(format!("{path}.retry")));
-        }
-        if policy.backoff.initial_ms > policy.backoff.max_ms {
-            return Err(ConfigurationError::new(
-                ErrorCode::InvalidOption,
-                "retry.backoff.initial_ms may not exceed max_ms",
-            )
-            .at(format!("{path}.retry")));
-        }
-    }
+    options.settings.check(&path)?;
     let mut allowed_headers = scope.source.allowed_headers.clone();
     for header in &options.headers {
         let header = validate::crossing_header_name(header, &format!("{path}.headers"))?;
@@ -282,12 +265,12 @@ fn resolve_endpoint(
     }
 
     let source = scope.source;
-    let mut meta = EndpointMeta::new(
+    let meta = EndpointMeta::new(
         path.as_str(),
         def.as_http().map_or(Kind::Query, |h| h.kind()),
     )
     .sensitive(def.as_http().is_some_and(|h| h.is_sensitive()))
-    .retry(options.retry.clone())
+    .settings(options.settings.over(&scope.settings))
     .cancel_previous(
         source.cancel_previous.contains(&path)
             || (source.deduplicate && def.as_http().is_some_and(|h| h.kind() == Kind::Query)),
@@ -296,11 +279,7 @@ fn resolve_endpoint(
     .forward(options.forward)
     .allowed_headers(allowed_headers.iter().cloned())
     .meta(options.meta.clone())
-    .cache(def.as_http().and_then(|h| h.cache_options().cloned()))
-    .coalesce(options.coalesce.unwrap_or(source.coalesce));
-    if let Some(timeout) = options.timeout.or(source.timeout) {
-        meta = meta.timeout(timeout);
-    }
+    .cache(def.as_http().and_then(|h| h.cache_options().cloned()));
 
     Ok(Arc::new(ResolvedEndpoint {
         meta,

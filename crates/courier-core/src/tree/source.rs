@@ -6,13 +6,13 @@ use crate::body::BoxError;
 use crate::encode::{BodySerializer, DefaultSearchParams, SearchParamsSerializer};
 use crate::error::{ConfigurationError, ErrorCode};
 use crate::options::{ForwardOptions, ResponseType, SessionOptions};
+use crate::settings::LayerSettings;
 use crate::transport::{Middleware, TransportOptions};
 use bytes::Bytes;
 use http::{HeaderMap, HeaderName, Uri};
 use serde_json::{Map, Value};
 use std::fmt;
 use std::sync::Arc;
-use std::time::Duration;
 use tokio_util::sync::CancellationToken;
 
 type ParseFn = dyn Fn(&http::response::Parts, Bytes) -> Result<Value, BoxError> + Send + Sync;
@@ -63,8 +63,6 @@ pub struct SourceOptions {
     pub body_serializer: Option<Arc<dyn BodySerializer>>,
     /// The search-parameter encoder and decoder.
     pub search_params_serializer: Arc<dyn SearchParamsSerializer>,
-    /// Whether identical in-flight reads share one call. Default true.
-    pub coalesce: bool,
     /// Dotted paths of reads that a newer call cancels while in flight.
     pub cancel_previous: Vec<String>,
     /// Every read is cancelled by a newer call of the same endpoint, as if all were listed in
@@ -74,8 +72,9 @@ pub struct SourceOptions {
     pub middleware: Vec<Middleware>,
     /// Values for path parameters, resolved before every group's.
     pub path_options: Option<PathOptions>,
-    /// Bounds each upstream attempt, under an endpoint's and a call's own.
-    pub timeout: Option<Duration>,
+    /// The settings the layers read (`timeout`, `attempt_timeout`, `coalesce`, `retry`), under
+    /// every group's, endpoint's and call's own.
+    pub settings: LayerSettings,
     /// Headers always sent.
     pub headers: HeaderMap,
     /// How the user's session is kept.
@@ -92,6 +91,14 @@ pub struct SourceOptions {
     pub signal: Option<CancellationToken>,
 }
 
+impl SourceOptions {
+    /// Whether the source's reads share identical calls in flight, unless a group, an endpoint
+    /// or a call says otherwise: its `coalesce` setting, on by default.
+    pub fn coalesces(&self) -> bool {
+        self.settings.coalesce.unwrap_or(true)
+    }
+}
+
 impl Default for SourceOptions {
     fn default() -> Self {
         Self {
@@ -103,12 +110,11 @@ impl Default for SourceOptions {
             allowed_headers: Vec::new(),
             body_serializer: None,
             search_params_serializer: Arc::new(DefaultSearchParams),
-            coalesce: true,
             cancel_previous: Vec::new(),
             deduplicate: false,
             middleware: Vec::new(),
             path_options: None,
-            timeout: None,
+            settings: LayerSettings::new(),
             headers: HeaderMap::new(),
             session: None,
             forward: None,

@@ -2,6 +2,9 @@
 
 macro_rules! typed_common_builders {
     ($ty:ident < $($g:ident),* >) => {
+        // `timeout`, `attempt_timeout`, `coalesce`, `retry`, as the runtime heads have them.
+        $crate::settings::layer_settings!(typed_setters($ty<$($g),*>));
+
         impl<$($g),*> $ty<$($g),*> {
             /// Marks the endpoint callable by a browser through the proxy.
             #[must_use]
@@ -23,18 +26,6 @@ macro_rules! typed_common_builders {
                 Name: Into<String>,
             {
                 Self::from_def(self.def.headers(names))
-            }
-
-            /// Bounds each upstream attempt.
-            #[must_use]
-            pub fn timeout(self, timeout: std::time::Duration) -> Self {
-                Self::from_def(self.def.timeout(timeout))
-            }
-
-            /// Sets the retry policy, or `false` for none.
-            #[must_use]
-            pub fn retry(self, retry: impl Into<$crate::RetrySetting>) -> Self {
-                Self::from_def(self.def.retry(retry))
             }
 
             /// Adds a metadata entry.
@@ -61,13 +52,6 @@ macro_rules! typed_common_builders {
                     Send + 'static,
             {
                 Self::from_def(self.def.layer(layer))
-            }
-
-            /// Whether identical in-flight reads of this endpoint share one upstream call; over
-            /// the source's `coalesce`, under a call's own.
-            #[must_use]
-            pub fn coalesce(self, coalesce: bool) -> Self {
-                Self::from_def(self.def.coalesce(coalesce))
             }
 
             /// Applies a type-erased tower layer (the spec's `.use()`); see

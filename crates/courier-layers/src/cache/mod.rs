@@ -37,8 +37,9 @@
 //!
 //! **Stale while revalidate**: with [`CacheRule::stale_while_revalidate`], an answer past its
 //! freshness is still given, for that long, while one call fetches a fresh answer in the
-//! background (a `tokio` task through a clone of the inner service; without a runtime, the
-//! stale answer is not used). If that fetch fails, the next read tries again.
+//! background (a `tokio` task through a clone of the inner service, bounded by the timeout of
+//! the request's [`EndpointMeta`]; without a runtime, the stale answer is not used). If that
+//! fetch fails or runs out of time, the next read tries again.
 //!
 //! # Memory
 //!
@@ -54,7 +55,7 @@
 //! In courier's stack, after the session and forwarded headers are set (so the key sees every
 //! credential) and before coalescing, so that a miss still shares its call:
 //!
-//! `CancelPrevious → Session → Forward → middleware → Cache → Coalesce → Retry → Timeout → transport`
+//! `CancelPrevious → Session → Forward → middleware → Cache → Timeout → Coalesce → Retry → Timeout::per_attempt → transport`
 //!
 //! A courier client leaves a call made over a transport of its own (`.with()` a `fetch` or a
 //! `dispatcher`: a client certificate per user, say) out of its cache, both ways: the upstream
@@ -515,6 +516,12 @@ where
     ResBody: http_body::Body<Data = Bytes>,
 {
     let (store, key) = (Arc::clone(&pending.store), Arc::clone(&pending.key));
+    // Bounded by the timeout of the call it refreshes for: an upstream that never answers does
+    // not hold the refresh (and with it every later one) for ever.
+    let deadline = request
+        .extensions()
+        .get::<EndpointMeta>()
+        .and_then(EndpointMeta::get_timeout);
     let kept = async {
         let response = inner.oneshot(request).await.map_err(Into::into)?;
         let (parts, body) = response.into_parts();
@@ -528,7 +535,13 @@ where
             .map_err(|_| BoxError::from("the fresh answer's body failed"))?;
         Ok(true)
     };
-    match kept.await {
+    let kept = match deadline {
+        Some(after) => tokio::time::timeout(after, kept)
+            .await
+            .unwrap_or_else(|_| Err("the refresh did not finish within its timeout".into())),
+        None => kept.await,
+    };
+    match kept {
         Ok(true) => tracing::debug!("cache: stale answer refreshed"),
         Ok(false) | Err(_) => {
             tracing::debug!("cache: refreshing a stale answer failed; the next read tries again");

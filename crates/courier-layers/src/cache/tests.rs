@@ -234,6 +234,51 @@ async fn a_stale_answer_is_given_while_one_fetch_refreshes_it() {
 }
 
 #[tokio::test(start_paused = true)]
+async fn a_refresh_that_never_answers_ends_at_the_calls_timeout_and_is_tried_again() {
+    // The first call answers; every later one hangs, until the test lets them through.
+    let calls = Arc::new(AtomicUsize::new(0));
+    let upstream = service_fn({
+        let calls = Arc::clone(&calls);
+        move |_request: Request<Body>| {
+            let n = calls.fetch_add(1, Ordering::SeqCst) + 1;
+            async move {
+                if n > 1 {
+                    std::future::pending::<()>().await;
+                }
+                Ok::<_, Infallible>(Response::new(Full::new(Bytes::from(format!("call {n}")))))
+            }
+        }
+    });
+    let rule = CacheRule::new(MINUTE).stale_while_revalidate(MINUTE);
+    let service = CacheLayer::new()
+        .cache_for(every_read(rule))
+        .layer(upstream);
+    let timed = || {
+        let mut request = get("/rates");
+        let meta = EndpointMeta::new("market.rates", Kind::Query).timeout(Duration::from_secs(5));
+        request.extensions_mut().insert(meta);
+        request
+    };
+
+    send(&service, timed()).await;
+    tokio::time::sleep(Duration::from_secs(90)).await;
+    // Stale: answered, and one refresh starts, which hangs.
+    assert_eq!(send(&service, timed()).await.1, "call 1");
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    assert_eq!(send(&service, timed()).await.1, "call 1");
+    assert_eq!(calls.load(Ordering::SeqCst), 2, "one refresh at a time");
+    // Past the call's timeout the refresh has given up: the next stale read starts another.
+    tokio::time::sleep(Duration::from_secs(5)).await;
+    assert_eq!(send(&service, timed()).await.1, "call 1");
+    tokio::time::sleep(Duration::from_millis(1)).await;
+    assert_eq!(
+        calls.load(Ordering::SeqCst),
+        3,
+        "a new refresh, the hung one given up"
+    );
+}
+
+#[tokio::test(start_paused = true)]
 async fn memory_is_bounded_the_least_recently_used_answer_goes_first() {
     let upstream = Upstream::default();
     let service = CacheLayer::new()

@@ -65,7 +65,8 @@
 //!   coalescing off for a large download (`coalesce(false)` on the endpoint or the call).
 //!
 //! The shared call is the leader's request, extensions included: in courier's stack, the
-//! leader's [`EndpointMeta`] sets the retry and timeout of the call the others wait on.
+//! leader's [`EndpointMeta`] sets the retry and `attempt_timeout` of the call the others wait
+//! on; each caller's deadline (its `timeout`) sits above this layer and bounds its own wait.
 //!
 //! Like any future, the leader's does its work when it is polled: the readers that joined wait
 //! on it. Await the response futures you make, or drop them; a leader kept and never polled
@@ -101,7 +102,7 @@
 //! headers, so the key sees every credential, and before retry, so the callers share one
 //! retried answer:
 //!
-//! `CancelPrevious → Session → Forward → middleware → Cache → Coalesce → Retry → Timeout → transport`
+//! `CancelPrevious → Session → Forward → middleware → Cache → Timeout → Coalesce → Retry → Timeout::per_attempt → transport`
 //!
 //! A service and its clones share their calls in flight; each service [`CoalesceLayer`] makes
 //! (each inner service it wraps) has its own.

@@ -74,6 +74,11 @@ impl<S, B: BufferedBody> Again<S, B> {
         }
     }
 
+    /// The call's meta, which counts its attempts for a deadline above.
+    pub(super) fn meta(&self) -> Option<&EndpointMeta> {
+        self.copy.meta()
+    }
+
     /// Counts the attempt that ended with `result` and, when another one follows, makes
     /// its request and says how long to wait before it; `None` when `result` is the call's
     /// outcome.
@@ -82,7 +87,11 @@ impl<S, B: BufferedBody> Again<S, B> {
         result: &Result<Response<T>, E>,
     ) -> Option<(Duration, Request<B>)> {
         let delay = self.delay(result)?;
-        Some((delay, self.copy.to_request()?))
+        let request = self.copy.to_request()?;
+        if let Some(meta) = self.copy.meta() {
+            meta.count_attempt();
+        }
+        Some((delay, request))
     }
 
     /// Counts the attempt that ended with `result`, and says how long to wait before the

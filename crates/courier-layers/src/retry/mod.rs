@@ -43,7 +43,9 @@
 //! A response whose status is in the policy's [`statuses`](RetryPolicy::statuses), and an
 //! error from the inner service when those statuses include `0`. **Every inner error counts as
 //! status 0**: a refused or reset connection, a DNS or TLS failure, and an attempt cut short by
-//! a [`TimeoutLayer`](crate::timeout::TimeoutLayer) below this one alike. A response that is
+//! a [`TimeoutLayer::per_attempt`](crate::timeout::TimeoutLayer::per_attempt) below this one
+//! alike. A call's deadline (a `TimeoutLayer` above this one) ends the call, waits included,
+//! wherever the retries are. A response that is
 //! retried is dropped, its body unread; the last attempt's response or error is returned as is,
 //! so a caller sees the upstream's own 503 when every attempt failed.
 //!
@@ -108,10 +110,10 @@
 //!     }
 //! });
 //!
-//! // Retry outside, so that the timeout bounds each attempt.
+//! // Retry outside, so that the per-attempt bound bounds each attempt.
 //! let service = ServiceBuilder::new()
 //!     .layer(RetryLayer::new(RetryPolicy::default().max_attempts(4)))
-//!     .layer(TimeoutLayer::new(Duration::from_secs(10)))
+//!     .layer(TimeoutLayer::per_attempt().default_bound(Duration::from_secs(10)))
 //!     .service(transport);
 //!
 //! let request = http::Request::get("http://127.0.0.1:3000/users/7").body(Body::empty())?;
@@ -335,6 +337,10 @@ where
             .retry_for(&request, &self.shared.default)
             .and_then(|policy| Copy::of_retryable(&request, policy))
             .map(|copy| future::Again::new(copy, self.inner.clone(), self.shared.clone()));
+        // A deadline above counts the call's attempts, to say how many there were.
+        if let Some(meta) = again.as_ref().and_then(future::Again::meta) {
+            meta.count_attempt();
+        }
         ResponseFuture::new(self.inner.call(request), again)
     }
 }

@@ -1,30 +1,61 @@
-//! [`TimeoutLayer`]: bounds each attempt of a call.
+//! [`TimeoutLayer`]: the deadline of a whole call, or the bound of each attempt.
 //!
-//! The bound for a request is what the layer's [`TimeoutFor`] says for it, else the layer's own
-//! default. A request with neither is passed through untouched: no timer is created for it at
-//! all. When the bound runs out first, the call fails with an [`Elapsed`](error::Elapsed) error,
-//! boxed as a [`BoxError`].
+//! A call's `timeout` is its deadline, as ky's is: every attempt a retry layer makes, the waits
+//! between them, and (in courier's clients) the reading of a buffered response body all fit in
+//! it. Past it the call fails with an [`Elapsed`] error, boxed as a
+//! [`BoxError`], that says how long the deadline was and how many attempts were made:
+//! "the call did not finish within 1 s (3 attempts)". An `attempt_timeout`, for those who want
+//! one, bounds each attempt inside the deadline: an attempt past it is cut short, and a retry
+//! layer above counts it as a network failure (status 0) and may send the call again.
 //!
-//! The default [`TimeoutFor`] is [`FromMeta`]: the request's [`EndpointMeta`]'s
-//! [`get_timeout`](EndpointMeta::get_timeout) (already resolved: the call's, else the
-//! endpoint's, else the source's). A closure `Fn(&Request<B>) -> Option<Duration>` decides
-//! instead with [`TimeoutLayer::timeout_for`].
+//! Both are this layer, in two places:
+//!
+//! - [`TimeoutLayer::new`] / [`TimeoutLayer::from_meta`] above the retry layer: the call's
+//!   deadline. Its default [`TimeoutFor`] is [`FromMeta`], the request's [`EndpointMeta`]'s
+//!   [`get_timeout`](EndpointMeta::get_timeout) (the call's, else the endpoint's, its groups',
+//!   the source's).
+//! - [`TimeoutLayer::per_attempt`] under the retry layer: each attempt's bound, the
+//!   `attempt_timeout` ([`AttemptFromMeta`]).
+//!
+//! A deadline counts its call's attempts in the request's [`EndpointMeta`]
+//! ([`counting_attempts`](EndpointMeta::counting_attempts)); a
+//! [`RetryLayer`](crate::retry::RetryLayer) under it counts each attempt it makes, which is how
+//! the deadline's error can say how many there were.
+//!
+//! A closure `Fn(&Request<B>) -> Option<Duration>` decides instead of the meta with
+//! [`TimeoutLayer::timeout_for`]. A request with no bound is passed through untouched: no timer
+//! is created for it at all.
 //!
 //! # What the bound covers
 //!
-//! The bound covers the inner service's response future: over an HTTP transport, sending the
-//! request and receiving the response head. The response body streams after the layer has
-//! handed the response on and is not bounded by it, so a long download or an event stream is
-//! never cut off. That is also all a [`RetryLayer`](crate::retry::RetryLayer) above it can act
-//! on: a timed-out attempt is an error, which the retry policy counts as status 0.
+//! The layer bounds the inner service's response future: over an HTTP transport, sending the
+//! request and receiving the response head, with whatever the inner layers do meanwhile
+//! (retries and their waits, under a deadline). The response body streams after the layer has
+//! handed the response on, so a long download or an event stream is never cut off by it; a
+//! courier client bounds the reading of a *buffered* body by what is left of the same deadline
+//! itself ([`Elapsed::reading_body`](error::Elapsed::reading_body)).
+//!
+//! # Where it goes
+//!
+//! The deadline goes above coalescing, so each caller's wait is bounded by its own timeout — a
+//! caller that joined another's read in flight gives up at its own deadline and leaves the
+//! shared call to the others — and the per-attempt bound under the retry layer:
+//!
+//! `CancelPrevious → Session → Forward → middleware → Cache → Timeout → Coalesce → Retry →
+//! Timeout::per_attempt → transport`
+//!
+//! courier's clients keep the deadline around each call whole instead, with this module's
+//! [`within`] (the same race), so that it also bounds the reading of a buffered body and costs a
+//! call without a timeout nothing; their stacks have the per-attempt bound where an endpoint or
+//! a call sets an `attempt_timeout`.
 //!
 //! # Compared with tower's `Timeout`
 //!
 //! [tower's `Timeout`](https://docs.rs/tower/0.5/tower/timeout/struct.Timeout.html) applies one
 //! fixed duration to every request. This layer reads the bound from each request, so one stack
 //! serves endpoints with different timeouts, and it adds no timer to a request without a bound.
-//! Its error, [`Elapsed`](error::Elapsed), says how long the bound was. It sits inside the retry
-//! layer, so it bounds each attempt rather than the whole call.
+//! Its error, [`Elapsed`], says which bound it was, how long, and how many
+//! attempts the call made.
 //!
 //! # Example: a courier endpoint's bound
 //!
@@ -58,7 +89,50 @@
 //! # Ok(())
 //! # }
 //! ```
-
+//!
+//! # Example: a deadline over retries
+//!
+//! A transport that never answers; each attempt is cut at its `attempt_timeout` and sent again,
+//! until the call's deadline ends it.
+//!
+//! ```
+//! use courier::layers::retry::RetryLayer;
+//! use courier::layers::timeout::{error::Elapsed, TimeoutLayer};
+//! use courier::{Backoff, Body, BoxError, EndpointMeta, Kind, RetryPolicy};
+//! use std::time::Duration;
+//! use tower::{service_fn, ServiceBuilder, ServiceExt};
+//!
+//! # #[tokio::main(flavor = "current_thread")]
+//! # async fn main() -> Result<(), BoxError> {
+//! # tokio::time::pause();
+//! let transport = service_fn(|_request: http::Request<Body>| async {
+//!     std::future::pending::<()>().await;
+//!     Ok::<_, BoxError>(http::Response::new(Body::empty()))
+//! });
+//! let backoff = Backoff { initial_ms: 10, max_ms: 100, factor: 2.0, jitter: false };
+//! let service = ServiceBuilder::new()
+//!     .layer(TimeoutLayer::from_meta())
+//!     .layer(RetryLayer::new(RetryPolicy::default().max_attempts(5).backoff(backoff)))
+//!     .layer(TimeoutLayer::per_attempt())
+//!     .service(transport);
+//!
+//! let meta = EndpointMeta::new("reports.daily", Kind::Query)
+//!     .timeout(Duration::from_millis(250))
+//!     .attempt_timeout(Duration::from_millis(100));
+//! let request = http::Request::get("http://127.0.0.1:3000/daily").extension(meta).body(Body::empty())?;
+//! let started = tokio::time::Instant::now();
+//! let error = service.oneshot(request).await.unwrap_err();
+//! // 0–100 ms, a 10 ms wait, 110–210 ms, a 20 ms wait, then the deadline at 250 ms (tokio's
+//! // timers count whole milliseconds).
+//! assert!(started.elapsed() >= Duration::from_millis(250));
+//! assert!(started.elapsed() < Duration::from_millis(255));
+//! let elapsed = error.downcast_ref::<Elapsed>().expect("the deadline's error");
+//! assert_eq!(elapsed.attempts(), Some(3));
+//! assert_eq!(error.to_string(), "the call did not finish within 250 ms (3 attempts)");
+//! # Ok(())
+//! # }
+//! ```
+//!
 //! # Example: on a bare hyper-util client
 //!
 //! No courier definition: the layer's default bounds every request, and a closure gives one
@@ -103,17 +177,46 @@ pub mod future;
 #[cfg(test)]
 mod tests;
 
+use self::error::Elapsed;
 use self::future::ResponseFuture;
 use crate::FromMeta;
-use courier_core::{BoxError, EndpointMeta};
+use courier_core::{Attempts, BoxError, EndpointMeta};
 use http::Request;
 use std::task::{Context, Poll};
 use std::time::Duration;
 use tower::{Layer, Service};
 
+/// Races `future` against the deadline `after`, as a [`TimeoutLayer`] does a call's response
+/// future: its own output when it finishes first, else [`Elapsed`] (with the attempts
+/// `attempts` counted by then, when given). For code that bounds more than one service's
+/// response future: courier's clients bound each call whole — its stack, and the reading of a
+/// buffered body — with it.
+///
+/// ```
+/// use courier::layers::timeout::{error::Elapsed, within};
+/// use std::time::Duration;
+///
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() {
+/// # tokio::time::pause();
+/// let quick = within(async { 7 }, Duration::from_secs(1), None).await;
+/// assert_eq!(quick, Ok(7));
+/// let slow = within(std::future::pending::<()>(), Duration::from_millis(200), None).await;
+/// assert_eq!(slow, Err(Elapsed::new(Duration::from_millis(200))));
+/// # }
+/// ```
+pub fn within<F: std::future::Future>(
+    future: F,
+    after: Duration,
+    attempts: Option<Attempts>,
+) -> future::Within<F> {
+    future::Within::new(future, Some((Elapsed::new(after), attempts)))
+}
+
 /// How [`Timeout`] finds a request's own bound; `None` leaves it to the layer's default.
 ///
-/// Implemented by [`FromMeta`] (the request's [`EndpointMeta::get_timeout`]) and by any
+/// Implemented by [`FromMeta`] (the request's [`EndpointMeta::get_timeout`], the call's
+/// deadline), by [`AttemptFromMeta`] (its `attempt_timeout`, for a per-attempt layer) and by any
 /// `Fn(&Request<B>) -> Option<Duration>`.
 pub trait TimeoutFor<B> {
     /// The bound for `request`, or `None` for the layer's default.
@@ -129,6 +232,20 @@ impl<B> TimeoutFor<B> for FromMeta {
     }
 }
 
+/// The [`TimeoutFor`] of [`TimeoutLayer::per_attempt`]: the request's [`EndpointMeta`]'s
+/// `attempt_timeout` (the call's, else the endpoint's, its groups', the source's).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct AttemptFromMeta;
+
+impl<B> TimeoutFor<B> for AttemptFromMeta {
+    fn timeout_for(&self, request: &Request<B>) -> Option<Duration> {
+        request
+            .extensions()
+            .get::<EndpointMeta>()
+            .and_then(|meta| meta.get_settings().get_attempt_timeout())
+    }
+}
+
 impl<B, F> TimeoutFor<B> for F
 where
     F: Fn(&Request<B>) -> Option<Duration>,
@@ -138,31 +255,48 @@ where
     }
 }
 
-/// Applies [`Timeout`] to a service: bounds each request by its own timeout (its
-/// [`EndpointMeta`]'s by default), else by the layer's default.
+/// Applies [`Timeout`] to a service: bounds each call by its own deadline (its
+/// [`EndpointMeta`]'s by default), else by the layer's default — or, made with
+/// [`per_attempt`](TimeoutLayer::per_attempt), each attempt.
 ///
 /// See the [module docs](self).
 #[derive(Clone, Copy, Debug)]
 pub struct TimeoutLayer<T = FromMeta> {
     default: Option<Duration>,
     timeout_for: T,
+    per_attempt: bool,
 }
 
 impl TimeoutLayer {
-    /// Bounds a request by its [`EndpointMeta`]'s timeout, and by `default` when it has none.
+    /// Bounds a call by its [`EndpointMeta`]'s timeout, and by `default` when it has none.
     pub const fn new(default: Duration) -> Self {
         Self {
             default: Some(default),
             timeout_for: FromMeta,
+            per_attempt: false,
         }
     }
 
-    /// Bounds a request by its [`EndpointMeta`]'s timeout only; a request without one is passed
+    /// Bounds a call by its [`EndpointMeta`]'s timeout only; a request without one is passed
     /// through untouched, with no timer. The same as [`TimeoutLayer::default`].
     pub const fn from_meta() -> Self {
         Self {
             default: None,
             timeout_for: FromMeta,
+            per_attempt: false,
+        }
+    }
+}
+
+impl TimeoutLayer<AttemptFromMeta> {
+    /// Bounds each attempt, under a retry layer: by its [`EndpointMeta`]'s `attempt_timeout`
+    /// ([`AttemptFromMeta`]; none without one). Its error is an [`Elapsed`] that
+    /// [`is_attempt`](error::Elapsed::is_attempt), which a retry policy counts as status 0.
+    pub const fn per_attempt() -> Self {
+        Self {
+            default: None,
+            timeout_for: AttemptFromMeta,
+            per_attempt: true,
         }
     }
 }
@@ -180,7 +314,15 @@ impl<T> TimeoutLayer<T> {
         TimeoutLayer {
             default: self.default,
             timeout_for,
+            per_attempt: self.per_attempt,
         }
+    }
+
+    /// The bound of a request for which its [`TimeoutFor`] says `None`.
+    #[must_use]
+    pub fn default_bound(mut self, default: Duration) -> Self {
+        self.default = Some(default);
+        self
     }
 }
 
@@ -192,13 +334,14 @@ impl<S, T: Clone> Layer<S> for TimeoutLayer<T> {
             inner,
             default: self.default,
             timeout_for: self.timeout_for.clone(),
+            per_attempt: self.per_attempt,
         }
     }
 }
 
-/// Bounds each request to the inner service by its own timeout (its [`EndpointMeta`]'s by
-/// default), else by a default; fails with [`Elapsed`](error::Elapsed) when the bound runs out
-/// first.
+/// Bounds each call to the inner service by its own deadline (its [`EndpointMeta`]'s by
+/// default), else by a default — or each attempt, under a retry layer; fails with
+/// [`Elapsed`] when the bound runs out first.
 ///
 /// See the [module docs](self).
 #[derive(Clone, Copy, Debug)]
@@ -206,24 +349,27 @@ pub struct Timeout<S, T = FromMeta> {
     inner: S,
     default: Option<Duration>,
     timeout_for: T,
+    per_attempt: bool,
 }
 
 impl<S> Timeout<S> {
-    /// Wraps `inner`, bounding requests without a timeout of their own by `default`.
+    /// Wraps `inner`, bounding calls without a timeout of their own by `default`.
     pub const fn new(inner: S, default: Duration) -> Self {
         Self {
             inner,
             default: Some(default),
             timeout_for: FromMeta,
+            per_attempt: false,
         }
     }
 
-    /// Wraps `inner`, bounding only requests whose [`EndpointMeta`] has a timeout.
+    /// Wraps `inner`, bounding only calls whose [`EndpointMeta`] has a timeout.
     pub const fn from_meta(inner: S) -> Self {
         Self {
             inner,
             default: None,
             timeout_for: FromMeta,
+            per_attempt: false,
         }
     }
 
@@ -266,8 +412,31 @@ where
         self.inner.poll_ready(cx).map_err(Into::into)
     }
 
-    fn call(&mut self, request: Request<B>) -> Self::Future {
+    fn call(&mut self, mut request: Request<B>) -> Self::Future {
         let bound = self.timeout_for.timeout_for(&request).or(self.default);
-        ResponseFuture::new(self.inner.call(request), bound)
+        if self.per_attempt {
+            let bound = bound.map(|after| (Elapsed::attempt(after), None));
+            return ResponseFuture::new(self.inner.call(request), bound);
+        }
+        let Some(after) = bound else {
+            return ResponseFuture::new(self.inner.call(request), None);
+        };
+        // The attempts are counted (by a retry layer under this one) only for a call whose
+        // deadline can say how many there were.
+        let attempts = request
+            .extensions_mut()
+            .get_mut::<EndpointMeta>()
+            .map(|meta| match meta.attempts() {
+                Some(counting) => counting.clone(),
+                None => {
+                    let attempts = Attempts::new();
+                    meta.counting_attempts(attempts.clone());
+                    attempts
+                }
+            });
+        ResponseFuture::new(
+            self.inner.call(request),
+            Some((Elapsed::new(after), attempts)),
+        )
     }
 }

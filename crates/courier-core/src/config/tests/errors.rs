@@ -360,6 +360,17 @@ fn names_are_refused_at_their_key_path_and_other_builder_errors_under_the_source
         "sources.demo.base_url",
     );
     fails(
+        "[sources.demo]\nbase_url = \"http://x\"\n[sources.demo.groups.users]\nattempt_timeout_ms = 0\n\
+         [sources.demo.groups.users.endpoints.get]\nget = \"\"\n",
+        ErrorCode::InvalidOption,
+        "sources.demo.groups.users.attempt_timeout_ms",
+    );
+    fails(
+        &with_endpoint("get = \"\"\nattempt_timeout_ms = 0"),
+        ErrorCode::InvalidOption,
+        "sources.demo.groups.users.endpoints.get.attempt_timeout_ms",
+    );
+    fails(
         "[sources.demo]\nbase_url = \"/api\"\n",
         ErrorCode::InvalidBaseUrl,
         "sources.demo.base_url",

@@ -28,7 +28,10 @@ fn the_example_loads_with_every_source_key() {
         demo.base_url.as_ref().unwrap().to_string(),
         "http://127.0.0.1:9000/"
     );
-    assert_eq!(demo.timeout, Some(Duration::from_millis(5000)));
+    assert_eq!(
+        demo.settings.get_timeout(),
+        Some(Duration::from_millis(5000))
+    );
     assert_eq!(demo.headers["x-api-key"], "secret");
     assert_eq!(
         Value::Object(demo.default_query_params.clone()),
@@ -39,7 +42,7 @@ fn the_example_loads_with_every_source_key() {
         json!({ "client": "web" })
     );
     assert_eq!(demo.response_type, ResponseType::Json);
-    assert!(demo.coalesce);
+    assert!(demo.coalesces());
     assert_eq!(demo.cancel_previous, ["users.search"]);
     assert_eq!(demo.allowed_headers, ["x-tenant"]);
     assert_eq!(
@@ -106,7 +109,10 @@ fn the_example_resolves_templates_exposure_and_path_options() {
         Some(&CacheOptions::new().revalidate(60))
     );
     assert_eq!(http.options().headers, ["x-extra"]);
-    assert_eq!(http.options().timeout, Some(Duration::from_secs(1)));
+    assert_eq!(
+        http.options().settings.get_timeout(),
+        Some(Duration::from_secs(1))
+    );
     let allowed: Vec<_> = get.allowed_headers().iter().map(|h| h.as_str()).collect();
     assert_eq!(allowed, ["x-tenant", "x-extra"]);
 
@@ -116,8 +122,8 @@ fn the_example_resolves_templates_exposure_and_path_options() {
         .definition()
         .options();
     assert_eq!(
-        search.retry,
-        RetrySetting::Policy(RetryPolicy::new().max_attempts(2))
+        search.settings.get_retry(),
+        Some(RetryPolicy::new().max_attempts(2).into())
     );
 
     let create = demo.endpoint("users.create").unwrap();
@@ -230,8 +236,11 @@ fn shared_keys_reach_every_head() {
         assert_eq!(options.expose, Some(false), "{verb}");
         assert!(!endpoint.is_exposed());
         assert_eq!(options.headers, ["x-a", "x-b"]);
-        assert_eq!(options.timeout, Some(Duration::from_millis(250)));
-        assert_eq!(options.retry, RetrySetting::Off);
+        assert_eq!(
+            options.settings.get_timeout(),
+            Some(Duration::from_millis(250))
+        );
+        assert_eq!(options.settings.get_retry(), Some(RetrySetting::Off));
         assert_eq!(options.session, SessionMode::Off);
         assert!(!options.forward);
         assert_eq!(
@@ -250,9 +259,9 @@ fn retry_takes_true_false_or_a_policy_table() {
             .unwrap()
             .endpoint("users.get")
             .unwrap();
-        endpoint.definition().options().retry.clone()
+        endpoint.meta().get_retry().clone()
     };
-    assert_eq!(retry("true"), RetrySetting::Policy(RetryPolicy::default()));
+    assert_eq!(retry("true"), RetryPolicy::default().into());
     assert_eq!(retry("false"), RetrySetting::Off);
     let table = "{ max_attempts = 5, statuses = [503], writes = true, honor_retry_after = false, \
                  backoff = { initial_ms = 10, max_ms = 20, factor = 1.5, jitter = false } }";
@@ -271,7 +280,7 @@ fn retry_takes_true_false_or_a_policy_table() {
         .unwrap()
         .endpoint("users.get")
         .unwrap();
-    assert_eq!(endpoint.definition().options().retry, RetrySetting::Inherit);
+    assert_eq!(endpoint.meta().get_retry(), &RetrySetting::Inherit);
 }
 
 #[test]
@@ -362,7 +371,7 @@ fn defaults_apply_when_keys_are_absent() {
     assert!(bare.endpoints().is_empty());
     let options = bare.options();
     assert!(options.base_url.is_none() && options.session.is_none() && options.forward.is_none());
-    assert!(options.coalesce && !options.expose);
+    assert!(options.coalesces() && !options.expose);
     assert_eq!(options.response_type, ResponseType::Json);
     assert!(options.body_serializer.is_none());
 }
@@ -419,7 +428,7 @@ fn source_scalars_other_than_the_example() {
     let config: super::super::Config = text.parse().unwrap();
     let other = config.source("other").unwrap().options();
     assert_eq!(other.response_type, ResponseType::Form);
-    assert!(!other.coalesce && other.expose);
+    assert!(!other.coalesces() && other.expose);
     assert!(
         other.body_serializer.is_none(),
         "json is the default encoder"
@@ -511,4 +520,55 @@ fn a_room_is_a_two_way_channel_served_here_and_the_bus_is_read() {
         r#"{"id":"lobby"}"#
     );
     assert!(load(&with_endpoint("get = \"/x\"")).bus().is_none());
+}
+
+#[test]
+fn layer_settings_are_read_at_every_level_the_nearest_winning() {
+    let text = r#"
+        [sources.demo]
+        base_url = "http://api.example"
+        timeout_ms = 5000
+        attempt_timeout_ms = 2000
+        coalesce = false
+        retry = false
+
+        [sources.demo.groups.users]
+        timeout_ms = 3000
+        retry = { max_attempts = 2 }
+        coalesce = true
+
+        [sources.demo.groups.users.endpoints.get]
+        get = "/:id"
+        attempt_timeout_ms = 500
+
+        [sources.demo.groups.other.endpoints.list]
+        get = "/other"
+    "#;
+    let config = load(text);
+    let demo = config.source("demo").unwrap();
+    let get = demo.endpoint("users.get").unwrap().meta();
+    assert_eq!(
+        get.get_timeout(),
+        Some(Duration::from_millis(3000)),
+        "the group's"
+    );
+    assert_eq!(
+        get.get_settings().get_attempt_timeout(),
+        Some(Duration::from_millis(500)),
+        "the endpoint's"
+    );
+    assert_eq!(get.get_retry(), &RetryPolicy::new().max_attempts(2).into());
+    assert!(get.get_coalesce());
+    let list = demo.endpoint("other.list").unwrap().meta();
+    assert_eq!(
+        list.get_timeout(),
+        Some(Duration::from_millis(5000)),
+        "the source's"
+    );
+    assert_eq!(
+        list.get_settings().get_attempt_timeout(),
+        Some(Duration::from_millis(2000))
+    );
+    assert_eq!(list.get_retry(), &RetrySetting::Off);
+    assert!(!list.get_coalesce());
 }

@@ -20,9 +20,9 @@ pub use self::stream::{StreamEndpoint, StreamSource};
 pub use self::via::{Via, WireCall};
 
 use crate::options::{RetryPolicy, SessionMode};
+use crate::settings::LayerSettings;
 use crate::transport::Middleware;
 use serde_json::{Map, Value};
-use std::time::Duration;
 
 /// Whether an HTTP endpoint reads or writes (the spec's `Kind`: `"query"` or `"mutation"`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -60,7 +60,7 @@ impl Kind {
     }
 }
 
-/// An endpoint's retry setting: the source's default, none, or a policy of its own.
+/// An endpoint's retry setting: the stack's default, none, or a policy of its own.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub enum RetrySetting {
     /// Whatever the stack's default is.
@@ -68,38 +68,38 @@ pub enum RetrySetting {
     Inherit,
     /// Never retried.
     Off,
-    /// Retried by this policy.
-    Policy(RetryPolicy),
+    /// Retried by this policy (shared: a call's settings copy it without copying the policy).
+    Policy(std::sync::Arc<RetryPolicy>),
 }
 
 impl From<RetryPolicy> for RetrySetting {
     fn from(policy: RetryPolicy) -> Self {
-        Self::Policy(policy)
+        Self::Policy(std::sync::Arc::new(policy))
     }
 }
 
 impl From<bool> for RetrySetting {
     fn from(on: bool) -> Self {
         if on {
-            Self::Policy(RetryPolicy::default())
+            RetryPolicy::default().into()
         } else {
             Self::Off
         }
     }
 }
 
-/// Options every head shares: `.expose()`, `.headers()`, `.timeout()`, `.retry()`, `.meta()`,
-/// `.layer()` (the spec's `.use()`), `session` and `forward`.
+/// Options every head shares: `.expose()`, `.headers()`, the [`LayerSettings`] (`.timeout()`,
+/// `.attempt_timeout()`, `.coalesce()`, `.retry()`), `.meta()`, `.layer()` (the spec's `.use()`),
+/// `session` and `forward`.
 #[derive(Clone, Debug)]
 pub struct EndpointOptions {
     /// `Some(true)` when `.expose()`d; `None` defers to the nearest group, then the source.
     pub expose: Option<bool>,
     /// Header names added to the source's allowed headers for this endpoint.
     pub headers: Vec<String>,
-    /// Bounds each upstream attempt; over the source's timeout, under a call's own.
-    pub timeout: Option<Duration>,
-    /// The retry setting.
-    pub retry: RetrySetting,
+    /// The settings the layers read (`timeout`, `attempt_timeout`, `coalesce`, `retry`): over its
+    /// groups' and the source's, under a call's own.
+    pub settings: LayerSettings,
     /// Free-form metadata, readable by layers.
     pub meta: Map<String, Value>,
     /// Layers applied to this endpoint's calls only, outermost first.
@@ -108,9 +108,6 @@ pub struct EndpointOptions {
     pub session: SessionMode,
     /// Whether forwarded headers go with its calls.
     pub forward: bool,
-    /// `Some(false)` keeps its reads from being shared with identical in-flight ones, whatever
-    /// the source says; `None` defers to the source.
-    pub coalesce: Option<bool>,
 }
 
 impl Default for EndpointOptions {
@@ -118,13 +115,11 @@ impl Default for EndpointOptions {
         Self {
             expose: None,
             headers: Vec::new(),
-            timeout: None,
-            retry: RetrySetting::Inherit,
+            settings: LayerSettings::new(),
             meta: Map::new(),
             layers: Vec::new(),
             session: SessionMode::On,
             forward: true,
-            coalesce: None,
         }
     }
 }
@@ -132,6 +127,10 @@ impl Default for EndpointOptions {
 /// Builder methods every head shares, written once.
 macro_rules! common_builders {
     ($ty:ty) => {
+        // `timeout`, `attempt_timeout`, `coalesce`, `retry`: the endpoint's, over its groups'
+        // and the source's, under a call's own.
+        $crate::settings::layer_settings!(level_setters($ty; this => this.options.settings));
+
         impl $ty {
             /// Marks the endpoint callable by a browser through the proxy (the spec's
             /// `.expose()`), whatever its group says.
@@ -159,20 +158,6 @@ macro_rules! common_builders {
                 self.options
                     .headers
                     .extend(names.into_iter().map(Into::into));
-                self
-            }
-
-            /// Bounds each upstream attempt.
-            #[must_use]
-            pub fn timeout(mut self, timeout: std::time::Duration) -> Self {
-                self.options.timeout = Some(timeout);
-                self
-            }
-
-            /// Sets the retry policy: a [`RetryPolicy`](crate::RetryPolicy), or `false` for none.
-            #[must_use]
-            pub fn retry(mut self, retry: impl Into<$crate::tree::endpoint::RetrySetting>) -> Self {
-                self.options.retry = retry.into();
                 self
             }
 
@@ -225,14 +210,6 @@ macro_rules! common_builders {
             #[must_use]
             pub fn forward(mut self, forward: bool) -> Self {
                 self.options.forward = forward;
-                self
-            }
-
-            /// Whether identical in-flight reads of this endpoint share one upstream call; over
-            /// the source's `coalesce`, under a call's own.
-            #[must_use]
-            pub fn coalesce(mut self, coalesce: bool) -> Self {
-                self.options.coalesce = Some(coalesce);
                 self
             }
 
