@@ -816,6 +816,79 @@ async fn hooks_see_every_success_and_every_http_error() {
 }
 
 #[tokio::test]
+async fn on_error_hears_a_stream_or_a_channel_refused_with_a_status() {
+    let s = setup().await;
+    let refused = Arc::new(Mutex::new(Vec::new()));
+    let heard = Arc::clone(&refused);
+    // A record naming a source the proxy does not serve: every opening is refused 404.
+    let mut routes = s.routes();
+    routes.source = "elsewhere".into();
+    let caller = ProxyCaller::<Demo>::routes(&s.proxy, routes)
+        .proxy_path(ProxyPaths {
+            ws: Some("/api/ws".into()),
+            ..ProxyPaths::default()
+        })
+        .on_error(move |error| {
+            let endpoint = error.endpoint().unwrap_or_default().to_owned();
+            heard.lock().unwrap().push((endpoint, error.status_code()));
+        })
+        .build()
+        .unwrap();
+    let stream = caller.users().ticks(10).await.unwrap_err();
+    assert_eq!(stream.status_code(), 404, "{stream}");
+    let channel = caller.users().room("lobby".into()).await.unwrap_err();
+    assert_eq!(channel.status_code(), 404, "{channel}");
+    assert_eq!(
+        *refused.lock().unwrap(),
+        [
+            ("users.ticks".to_owned(), 404),
+            ("users.room".to_owned(), 404)
+        ]
+    );
+}
+
+#[tokio::test]
+async fn the_builders_cancel_previous_names_reads_of_the_routes() {
+    let s = setup().await;
+    for (path, why) in [
+        ("users.nope", "do not name"),
+        ("users.create", "writes"),
+        ("users.ticks", "stream or channel"),
+    ] {
+        let err = ProxyCaller::<Demo>::routes(&s.proxy, s.routes())
+            .cancel_previous([path])
+            .build()
+            .unwrap_err();
+        assert_eq!(code(&err), Some(ErrorCode::CancelPreviousInvalid), "{err}");
+        assert!(
+            err.to_string().contains(path) && err.to_string().contains(why),
+            "{err}"
+        );
+    }
+    let caller = ProxyCaller::<Demo>::routes(&s.proxy, s.routes())
+        .cancel_previous(["users.search", "users.get"])
+        .build();
+    assert!(caller.is_ok(), "reads are accepted");
+}
+
+#[tokio::test]
+async fn a_records_sensitive_list_wins_over_its_get() {
+    let s = setup().await;
+    // A record written by hand that says `get: true` for a read it also lists as sensitive.
+    let mut routes = s.routes();
+    routes.sensitive.push("users.get".into());
+    let caller = ProxyCaller::<Demo>::routes(&s.proxy, routes)
+        .build()
+        .unwrap();
+    assert_eq!(caller.users().get(UserId(3)).await.unwrap().id, 3);
+    let seen = s.proxy_saw();
+    assert!(
+        seen[0].starts_with("POST /api/request?_s=demo&_g=users&_m=get "),
+        "a sensitive read never goes in an address: {seen:?}"
+    );
+}
+
+#[tokio::test]
 async fn on_error_sees_network_failures_and_timeouts_as_status_0() {
     let s = setup().await;
     let seen = Arc::new(Mutex::new(Vec::new()));
