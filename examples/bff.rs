@@ -20,9 +20,9 @@ use axum::extract::State;
 use axum::routing::{get, post};
 use axum::{Json, Router};
 use courier::layers::context::ContextLayer;
-use courier::layers::session::issue::{IssueRefused, IssuedSession, SessionCookies};
 use courier::routes::Routes;
 use courier::server::Proxy;
+use courier::session::{IssueRefused, IssuedSession, SessionCookies};
 use courier::typed::{
     channel, endpoint, stream, Channel, ChannelHandlers, ChannelPeer, Group, Http, Mutation, Stream,
 };

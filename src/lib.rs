@@ -81,7 +81,7 @@
 //! | `context` | [`layers::context`]: `ContextLayer`, for the served request in axum handlers |
 //! | `forward` | [`layers::forward`]: `ForwardLayer` |
 //! | `retry` | [`layers::retry`]: `RetryLayer` |
-//! | `session` | [`layers::session`]: `SessionLayer` |
+//! | `session` | [`layers::session`]: `SessionLayer`; [`session`]: `SessionCookies`, to sign a user in |
 //! | `timeout` | [`layers::timeout`]: `TimeoutLayer` |
 //! | `trace` | [`layers::trace`]: tower-http's `TraceLayer` set up for courier's calls, `log_middleware` |
 //! | `redis` | `redis`: `RedisBus`, a topic bus on Redis pub/sub for a hub shared by several instances (redis-rs) |
@@ -152,6 +152,15 @@ pub use courier_client::proxy::ProxyCaller;
 #[cfg(feature = "server")]
 #[doc(inline)]
 pub use courier_server as server;
+
+/// Signing a user in and out: the session cookies of a source's [`SessionOptions`] written on
+/// the app's own response ([`SessionCookies`](session::SessionCookies)), with a fresh CSRF token
+/// signed for that session. The layer that carries the session on calls is
+/// [`layers::session::SessionLayer`]; `docs/SESSION.md` tells the whole story.
+#[cfg(feature = "session")]
+pub mod session {
+    pub use courier_layers::session::issue::{IssueRefused, IssuedSession, SessionCookies};
+}
 
 /// The typed API: `Api<T>` is a built source of shape `T`; `#[derive(Api)]` implements `T`.
 pub use courier_core::typed::Api;

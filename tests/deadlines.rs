@@ -9,7 +9,8 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use axum::Router;
 use courier::layers::timeout::error::Elapsed;
-use courier::proxy::{ProxyCaller, Routes};
+use courier::proxy::ProxyCaller;
+use courier::routes::Routes;
 use courier::typed::{endpoint, Group, Http};
 use courier::{
     ApiDef, Backoff, CallOptions, Client, GroupDef, HttpEndpoint, LayerSettings, RetryPolicy,

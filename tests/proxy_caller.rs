@@ -11,7 +11,8 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::{Json, Router};
 use courier::encode::{FilePart, Form};
-use courier::proxy::{Credentials, ProxyCaller, ProxyPaths, Routes};
+use courier::proxy::{Credentials, ProxyCaller, ProxyPaths};
+use courier::routes::Routes;
 use courier::server::Proxy;
 use courier::typed::{
     channel, endpoint, stream, Channel, ChannelHandlers, ChannelPeer, Group, Http, Mutation, Stream,
@@ -1059,7 +1060,7 @@ async fn the_proxy_refuses_what_the_routes_do_not_name_even_past_the_caller() {
     let mut routes = s.routes();
     routes
         .endpoints
-        .insert("admin.purge".into(), courier::proxy::RouteShape::Mutation);
+        .insert("admin.purge".into(), courier::routes::RouteShape::Mutation);
     let caller = ProxyCaller::<Demo>::routes(&s.proxy, routes)
         .build()
         .unwrap();
@@ -1270,6 +1271,15 @@ async fn the_browsers_session_crosses_the_proxy_and_writes_repeat_the_csrf_token
         "CSRF_CHECK_FAILED"
     );
 
+    // The error says what the proxy refused, and why.
+    assert!(
+        err.to_string().contains(
+            "HTTP status 403 Forbidden: CSRF_CHECK_FAILED: write refused by the session: CSRF \
+             check failed: the CSRF token header does not match the CSRF cookie"
+        ),
+        "{err}"
+    );
+
     // Before signing in there is no token to repeat: the proxy refuses the write.
     let fresh = ProxyCaller::<Secure>::routes(
         &proxy,
@@ -1283,6 +1293,7 @@ async fn the_browsers_session_crosses_the_proxy_and_writes_repeat_the_csrf_token
         .await
         .unwrap_err();
     assert_eq!(err.status_code(), 403);
+    assert!(err.to_string().contains("sign in first"), "{err}");
     assert_eq!(
         err.http_error().unwrap().data["error"]["code"],
         "CSRF_CHECK_FAILED"

@@ -9,7 +9,8 @@ use axum::http::HeaderMap;
 use axum::routing::get;
 use axum::{Json, Router};
 use courier::config::Config;
-use courier::proxy::{ProxyCaller, ProxyPaths, Routes};
+use courier::proxy::{ProxyCaller, ProxyPaths};
+use courier::routes::Routes;
 use courier::server::Proxy;
 use courier::typed::{
     channel, endpoint, stream, Channel, ChannelHandlers, ChannelPeer, EndpointService, Group, Http,
@@ -281,6 +282,13 @@ async fn a_concurrency_limit_and_a_load_shed_guard_one_endpoint() {
         .await
         .unwrap_err();
     assert!(refused.is::<Overloaded>(), "{refused}");
+    // Back as a caller's error: a 503 the handler can answer with `?`.
+    let refused = courier::Error::from(refused);
+    assert_eq!(refused.status_code(), 503, "{refused}");
+    assert_eq!(
+        refused.http_error().unwrap().data["error"]["code"],
+        "OVERLOADED"
+    );
     // Other endpoints, and this one without the layers, are not limited.
     let plain = caller.users().services().get().unwrap();
     assert_eq!(plain.oneshot(UserId(3)).await.unwrap(), user(3));
@@ -301,9 +309,8 @@ async fn a_concurrency_limit_and_a_load_shed_guard_one_endpoint() {
         .oneshot(UserId(1))
         .await
         .unwrap_err();
-    let error = error
-        .downcast_ref::<courier::Error>()
-        .expect("the caller's error");
+    assert!(error.is::<courier::Error>(), "the caller's error: {error}");
+    let error = courier::Error::from(error);
     assert!(error.is_connect(), "{error}");
 }
 

@@ -43,9 +43,32 @@ struct Presence {
     online: bool,
 }
 
+/// Both the channel's message out and its message in.
 #[derive(Serialize, Deserialize, TS)]
 struct Say {
     text: String,
+    reply_to: Option<u64>,
+}
+
+/// A to-do: read, and sent back whole.
+#[derive(Serialize, Deserialize, TS)]
+struct Todo {
+    id: u64,
+    title: String,
+    done: Option<bool>,
+}
+
+/// Which to-dos: all of them without `done`.
+#[derive(Serialize, Deserialize, TS)]
+struct ListTodos {
+    done: Option<bool>,
+}
+
+/// A filter nested in variables, with no `Option` of its own.
+#[derive(Serialize, Deserialize, TS)]
+struct Page {
+    filter: ListTodos,
+    after: u64,
 }
 
 /// Only an internal endpoint uses it: it must not ship.
@@ -76,6 +99,14 @@ struct Settings {
 }
 
 #[derive(courier::Group, courier::TypeScript)]
+struct Todos {
+    list: Http<Vec<Todo>, ListTodos>,
+    page: Http<Vec<Todo>, Page>,
+    update: Http<Todo, Todo, Mutation>,
+    bulk: Http<Vec<Todo>, Vec<Todo>, Mutation>,
+}
+
+#[derive(courier::Group, courier::TypeScript)]
 struct Admin {
     audit: Http<AuditLog>,
 }
@@ -83,6 +114,7 @@ struct Admin {
 #[derive(courier::Api, courier::TypeScript)]
 struct Example {
     users: Group<Users>,
+    todos: Group<Todos>,
     admin: Group<Admin>,
 }
 
@@ -102,12 +134,23 @@ fn api() -> courier::Api<Example> {
         settings,
     })
     .expose(true);
+    let todos = Group::new(Todos {
+        list: endpoint().get("/todos"),
+        page: endpoint().get("/todos/page"),
+        update: endpoint().put("/todos/:id"),
+        bulk: endpoint().post("/todos/bulk"),
+    })
+    .expose(true);
     let admin = Group::new(Admin {
         audit: endpoint().get("/audit"),
     });
     ApiDef::builder()
         .base_url("http://127.0.0.1:9")
-        .build_typed(Example { users, admin })
+        .build_typed(Example {
+            users,
+            todos,
+            admin,
+        })
         .unwrap()
 }
 
@@ -123,8 +166,8 @@ fn each_exposed_endpoint_carries_its_rust_types() {
         r#""users.create": { variables: NewUser; response: User };"#,
         r#""users.avatar": { variables: FormData; response: User };"#,
         r#""users.presence": { variables: UserId; response: Presence };"#,
-        // Renamed: the tree's name, not the field's.
-        r#""users.chatRoom": { variables: string; response: Say; send: Say };"#,
+        // Renamed: the tree's name, not the field's. What the page sends is `Sent.Say`.
+        r#""users.chatRoom": { variables: string; response: Say; send: Sent.Say };"#,
         // Push-only: no `send`.
         r#""users.news": { variables: string; response: Say };"#,
         r#""users.settings.theme": { variables: null; response: string };"#,
@@ -144,12 +187,130 @@ fn each_exposed_endpoint_carries_its_rust_types() {
         module.contains(r#"export type Role = "Admin" | "Member";"#),
         "{module}"
     );
-    assert_eq!(module.matches("export type Say =").count(), 1, "{module}");
+    assert_eq!(
+        module
+            .lines()
+            .filter(|line| line.starts_with("export type Say ="))
+            .count(),
+        1,
+        "{module}"
+    );
     // Nothing of the endpoint the proxy does not expose.
     assert!(!module.contains("admin.audit"), "{module}");
     assert!(!module.contains("AuditLog"), "{module}");
     assert!(module
         .contains("export const routes: typeof record & { readonly types?: Endpoints } = record;"));
+}
+
+/// The module's `Sent` namespace, one declaration a line.
+fn sent_namespace(module: &str) -> &str {
+    let start = module
+        .find("export namespace Sent {\n")
+        .unwrap_or_else(|| panic!("no namespace\n{module}"));
+    let end = start + module[start..].find("\n}\n").unwrap();
+    &module[start..end]
+}
+
+#[test]
+fn an_option_field_may_be_left_out_of_what_a_page_sends() {
+    let module = Routes::from_api("demo", &api())
+        .to_typescript_with(&Types::of::<Example>())
+        .unwrap();
+    let sent = sent_namespace(&module);
+    // Variables: `done?:`, in the type a page sends, nested types and arrays alike.
+    for entry in [
+        r#""todos.list": { variables: Sent.ListTodos; response: Array<Todo> };"#,
+        r#""todos.page": { variables: Sent.Page; response: Array<Todo> };"#,
+        // Used both ways: sent as `Sent.Todo`, answered as `Todo`.
+        r#""todos.update": { variables: Sent.Todo; response: Todo };"#,
+        r#""todos.bulk": { variables: Array<Sent.Todo>; response: Array<Todo> };"#,
+    ] {
+        assert!(module.contains(entry), "{entry}\n{module}");
+    }
+    for declaration in [
+        "  export type ListTodos = { done?: boolean | null, };",
+        "  export type Todo = { id: number, title: string, done?: boolean | null, };",
+        "  export type Say = { text: string, reply_to?: number | null, };",
+        // No `Option` of its own: copied as it is, so that its `ListTodos` is the sent one.
+        "  export type Page = { filter: ListTodos, after: number, };",
+    ] {
+        assert!(sent.contains(declaration), "{declaration}\n{module}");
+    }
+    // Responses: `done: boolean | null`, a required key, as serde writes `None`.
+    for declaration in [
+        "export type Todo = { id: number, title: string, done: boolean | null, };",
+        "export type Say = { text: string, reply_to: number | null, };",
+        "export type ListTodos = { done: boolean | null, };",
+    ] {
+        assert!(
+            module.lines().any(|line| line == declaration),
+            "{declaration}\n{module}"
+        );
+    }
+    // Only what differs, or uses what does: nothing of a type only read, nor of one sent with
+    // no `Option` in it.
+    for name in ["User", "UserId", "NewUser", "Presence", "Role"] {
+        assert!(
+            !sent.contains(&format!("export type {name} ")),
+            "{name}\n{module}"
+        );
+        assert!(
+            !module.contains(&format!("Sent.{name}")),
+            "{name}\n{module}"
+        );
+    }
+}
+
+/// The wire facts the sent forms stand on: a page that leaves an `Option` field out sends
+/// what serde reads as `None`, and so does one that sends `null`.
+#[test]
+fn a_left_out_option_and_a_null_read_as_none() {
+    use courier::encode::{encode, DefaultSearchParams, EncodeInput, PathTemplate};
+    use serde_json::{json, Map};
+
+    let call = |method: http::Method, variables: serde_json::Value| {
+        let path = PathTemplate::parse("/todos").unwrap();
+        let encoded = encode(EncodeInput {
+            method: &method,
+            path: &path,
+            path_options: &Map::new(),
+            variables: variables.into(),
+            default_query: None,
+            default_body: None,
+            body_serializer: None,
+            search_params: &DefaultSearchParams,
+        })
+        .unwrap();
+        let body = encoded.body.as_bytes().unwrap().clone();
+        (encoded.path_and_query, body)
+    };
+    // A query leaves `null` out at any depth: left out or `null`, the same address.
+    for variables in [
+        json!({}),
+        json!({ "done": null }),
+        json!({ "filter": { "done": null } }),
+    ] {
+        assert_eq!(
+            call(http::Method::GET, variables),
+            ("/todos".into(), "".into())
+        );
+    }
+    // A JSON body keeps what the page sent; serde reads a missing `Option` field and a `null`
+    // alike, nested too.
+    let (_, body) = call(
+        http::Method::POST,
+        json!({ "filter": { "done": null }, "after": 0 }),
+    );
+    assert_eq!(body, r#"{"after":0,"filter":{"done":null}}"#);
+    for body in [
+        r#"{"filter":{},"after":0}"#,
+        r#"{"filter":{"done":null},"after":0}"#,
+    ] {
+        let page: Page = serde_json::from_str(body).unwrap();
+        assert_eq!(page.filter.done, None, "{body}");
+    }
+    let page: Page = serde_json::from_str(r#"{"filter":{"done":true},"after":0}"#).unwrap();
+    assert_eq!(page.filter.done, Some(true));
 }
 
 #[test]

@@ -268,7 +268,12 @@ function dispatch(context: Context, segments: readonly string[], view: View, var
   const route = settings.routes?.get(path);
   if (settings.routes !== undefined && route === undefined) {
     return Promise.reject(
-      new ConfigurationError("ENDPOINT_NOT_IN_ROUTES", `\`${path}\` is not in the routes of source \`${settings.source}\``, path),
+      new ConfigurationError(
+        "ENDPOINT_NOT_IN_ROUTES",
+        `\`${path}\` is not in the routes of source \`${settings.source}\`: mark it \`.expose()\` on the server ` +
+          "(`expose = true` in courier.toml) and write the routes module again",
+        path,
+      ),
     );
   }
   if (segments.length < 2) {

@@ -12,6 +12,7 @@ export type ChatIn = { text: string, };
 export type ChatOut = { from: string, text: string, };
 export type Credentials = { user: string, };
 export type Echo = { method: string, query: string, headers: { [key in string]: string }, };
+export type ListTodos = { done: boolean | null, };
 export type Me = { user: string | null, };
 export type NewTodo = { title: string, };
 export type Part = { name: string, file_name: string | null, size: number, };
@@ -22,6 +23,12 @@ export type Ticks = { until: number, per_connection: number, };
 export type Todo = { id: number, title: string, done: boolean, };
 export type TodoId = { id: number, };
 export type Wait = { ms: number, pad?: string, };
+
+// What a page sends, where it differs from what serde writes: an `Option` field may
+// be left out (courier leaves a `null` out of a query; serde reads a missing one as `None`).
+export namespace Sent {
+  export type ListTodos = { done?: boolean | null, };
+}
 
 const record = {
   "source": "demo",
@@ -38,6 +45,9 @@ const record = {
     "debug.echo": {
       "type": "query",
       "get": true
+    },
+    "debug.filter": {
+      "type": "query"
     },
     "debug.teapot": {
       "type": "query"
@@ -92,6 +102,7 @@ export interface Endpoints {
   "account.login": { variables: Credentials; response: Me };
   "account.me": { variables: null; response: Me };
   "debug.echo": { variables: null; response: Echo };
+  "debug.filter": { variables: Sent.ListTodos; response: ListTodos };
   "debug.teapot": { variables: null; response: Echo };
   "debug.text": { variables: null; response: string };
   "debug.wait": { variables: Wait; response: Wait };
@@ -101,7 +112,7 @@ export interface Endpoints {
   "todos.attach": { variables: FormData; response: Attached };
   "todos.create": { variables: NewTodo; response: Todo };
   "todos.get": { variables: TodoId; response: Todo };
-  "todos.list": { variables: null; response: Array<Todo> };
+  "todos.list": { variables: Sent.ListTodos; response: Array<Todo> };
   "todos.search": { variables: Search; response: Array<Todo> };
 }
 

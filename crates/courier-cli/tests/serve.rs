@@ -199,6 +199,76 @@ async fn serves_the_static_front_end_beside_the_proxy_on_one_origin() {
     assert!(stderr.contains("is not a directory"), "{stderr}");
 }
 
+#[tokio::test]
+async fn serves_the_browser_package_under_the_files_path_and_the_flag_wins() {
+    let backend = users_backend().await;
+    let dir = tempfile::tempdir().unwrap();
+    let config = users_config(&dir, backend, "[static]\npackage = \"/courier\"");
+    let (mut child, addr) = spawn_serve(&config, &[]).await;
+    let get = |target: &str, extra: &str| {
+        format!("GET {target} HTTP/1.1\r\nhost: app\r\nconnection: close\r\n{extra}\r\n")
+    };
+    let (tcp, head) = open(&addr, &get("/courier/index.js", ""), "\r\n\r\n").await;
+    let module = head + &rest_of(tcp).await;
+    assert!(module.starts_with("HTTP/1.1 200"), "{module}");
+    assert!(
+        module.contains("content-type: text/javascript; charset=utf-8"),
+        "{module}"
+    );
+    assert!(module.contains("export { createProxyCaller } from \"./caller.js\""));
+    let etag = module
+        .lines()
+        .find_map(|line| line.strip_prefix("etag: "))
+        .unwrap_or_else(|| panic!("no etag: {module}"));
+    let (tcp, head) = open(&addr, &get("/courier/caller.js", ""), "\r\n\r\n").await;
+    let imported = head + &rest_of(tcp).await;
+    assert!(imported.starts_with("HTTP/1.1 200"), "{imported}");
+    let matching = format!("if-none-match: {etag}\r\n");
+    let (tcp, head) = open(&addr, &get("/courier/index.js", &matching), "\r\n\r\n").await;
+    let revalidated = head + &rest_of(tcp).await;
+    assert!(revalidated.starts_with("HTTP/1.1 304"), "{revalidated}");
+    let (tcp, head) = open(&addr, &get("/courier/nope.js", ""), "\r\n\r\n").await;
+    let unknown = head + &rest_of(tcp).await;
+    assert!(unknown.starts_with("HTTP/1.1 404"), "{unknown}");
+    sigterm(&child);
+    child.wait().await.unwrap();
+
+    // `--package` wins over the file's key.
+    let (mut child, addr) = spawn_serve(&config, &["--package", "/lib/courier"]).await;
+    let (tcp, head) = open(&addr, &get("/lib/courier/index.js", ""), "\r\n\r\n").await;
+    let moved = head + &rest_of(tcp).await;
+    assert!(moved.starts_with("HTTP/1.1 200"), "{moved}");
+    let (tcp, head) = open(&addr, &get("/courier/index.js", ""), "\r\n\r\n").await;
+    let gone = head + &rest_of(tcp).await;
+    assert!(gone.starts_with("HTTP/1.1 404"), "{gone}");
+    sigterm(&child);
+    child.wait().await.unwrap();
+
+    // A path that is not absolute, in the file or the flag: a configuration error.
+    for (text, flag) in [
+        ("[static]\npackage = \"courier\"", None),
+        ("", Some("courier")),
+    ] {
+        let config = users_config(&dir, backend, text);
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_courier"))
+            .args(["serve", "--config", config.to_str().unwrap()])
+            .args(["--listen", "127.0.0.1:0"])
+            .args(flag.map(|flag| ["--package", flag]).into_iter().flatten())
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{text} {flag:?}");
+        let report: Value = serde_json::from_slice(&out.stderr).unwrap();
+        assert_eq!(report["code"], "CONFIG_INVALID", "{report}");
+        assert!(
+            report["message"]
+                .as_str()
+                .unwrap()
+                .contains("static.package"),
+            "{report}"
+        );
+    }
+}
+
 /// `courier.toml` in `dir`: `head` (a `[proxy]` or `[static]` table), then source `demo` at
 /// `backend` with its exposed `users.get` (`GET /users/:id`).
 fn users_config(

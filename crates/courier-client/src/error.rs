@@ -95,7 +95,7 @@ impl Refused {
         }
         error
             .downcast_ref::<SessionRefused>()
-            .map(|refused| Self::Session(*refused))
+            .map(|refused| Self::Session(refused.clone()))
     }
 
     /// The layer's refusal in the error chain of `error`, if any.
@@ -425,6 +425,50 @@ impl Error {
     }
 }
 
+/// An error out of a tower stack built around a caller's service (an endpoint's `.services()`,
+/// a `Client`), back as the caller's own `Error`, so that `?` turns one into the other in a
+/// handler (and, with the `axum` feature, into the response it is):
+///
+/// | the boxed error | becomes |
+/// |---|---|
+/// | a caller's `Error` (the call failed) | itself |
+/// | tower's `load_shed` refusal (`Overloaded`) | an [`HttpError`] 503 `OVERLOADED`, nothing sent |
+/// | tower's `timeout` (`Elapsed`), courier's `TimeoutLayer` | a timeout ([`Error::is_timeout`]) |
+/// | a courier layer's refusal | its [`HttpError`] (499, 403), as in a caller's stack |
+/// | anything else | a network failure of kind [`NetworkErrorKind::Other`] |
+///
+/// ```
+/// use courier::{BoxError, Error};
+///
+/// let shed: BoxError = Box::new(tower::load_shed::error::Overloaded::new());
+/// let error = Error::from(shed);
+/// assert_eq!(error.status_code(), 503);
+/// assert_eq!(error.http_error().unwrap().data["error"]["code"], "OVERLOADED");
+/// ```
+impl From<BoxError> for Error {
+    fn from(error: BoxError) -> Self {
+        let error = match error.downcast::<Error>() {
+            Ok(own) => return *own,
+            Err(other) => other,
+        };
+        if error.is::<tower::load_shed::error::Overloaded>() {
+            let http = HttpError {
+                status: StatusCode::SERVICE_UNAVAILABLE,
+                headers: HeaderMap::new(),
+                data: serde_json::json!({ "error": {
+                    "code": "OVERLOADED",
+                    "message": "the service is at its limit and refused the call (a load shed): nothing was sent",
+                } }),
+            };
+            return Self::new(Kind::Http(http), Some(error));
+        }
+        if error.is::<tower::timeout::error::Elapsed>() {
+            return Self::new(Kind::Timeout, Some(error));
+        }
+        Self::from_stack(error)
+    }
+}
+
 impl From<ConfigurationError> for Error {
     fn from(e: ConfigurationError) -> Self {
         Self::new(Kind::Configuration(Some(e)), None)
@@ -463,7 +507,19 @@ impl fmt::Display for Error {
             write!(f, "{}: ", uri.path())?;
         }
         match &self.inner.kind {
-            Kind::Http(e) => write!(f, "HTTP status {}", e.status)?,
+            Kind::Http(e) => {
+                write!(f, "HTTP status {}", e.status)?;
+                // A courier refusal's body, `{"error": {"code", "message"}}` (the proxy's, or a
+                // layer's), says what was refused and why: tell it.
+                let error = e.data.get("error");
+                let code = error.and_then(|e| e.get("code")).and_then(Value::as_str);
+                let message = error.and_then(|e| e.get("message")).and_then(Value::as_str);
+                match (code, message) {
+                    (Some(code), Some(message)) => write!(f, ": {code}: {message}")?,
+                    (Some(code), None) => write!(f, ": {code}")?,
+                    _ => {}
+                }
+            }
             Kind::Network(kind) => write!(f, "network error ({kind})")?,
             Kind::Timeout => f.write_str("timed out")?,
             Kind::Cancelled => f.write_str("cancelled")?,

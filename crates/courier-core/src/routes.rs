@@ -348,10 +348,11 @@ impl Routes {
     }
 
     /// The record as a TypeScript module for the browser caller (`js/`): the declarations of
-    /// the types the routed endpoints use, the record (`as const`, so its type carries each
-    /// endpoint's shape), the `Endpoints` interface of each endpoint's variables and response
-    /// (and a two-way channel's `send`) — `unknown` where `types` has none — and `routes`, the
-    /// record typed with them, which `createProxyCaller(routes)` takes.
+    /// the types the routed endpoints use (as serde writes them; the forms a page sends, where
+    /// they differ, in the `Sent` namespace: see [`types`]), the record (`as const`, so its type
+    /// carries each endpoint's shape), the `Endpoints` interface of each endpoint's variables and
+    /// response (and a two-way channel's `send`) — `unknown` where `types` has none — and
+    /// `routes`, the record typed with them, which `createProxyCaller(routes)` takes.
     ///
     /// ```
     /// use courier::routes::{types::Types, Routes};
@@ -373,11 +374,13 @@ impl Routes {
     ///
     /// Two different types of one name among the routed endpoints' (`INVALID_OPTION`).
     pub fn to_typescript_with(&self, types: &Types) -> Result<String, ConfigurationError> {
-        let used = self
+        let used: Vec<_> = self
             .endpoints
             .keys()
-            .filter_map(|path| Some((path.as_str(), types.get(path)?)));
-        let declarations = types::declarations(used)?;
+            .filter_map(|path| Some((path.as_str(), types.get(path)?)))
+            .collect();
+        let declarations = types::declarations(used.iter().copied())?;
+        let sent = types::sent(used.iter().map(|(_, types)| *types), &declarations);
         let mut out = String::from(
             "// Written by courier's routes writer (`courier routes`, or `courier::routes::Command`\n\
              // in the app). Do not edit: regenerate it.\n\n",
@@ -391,6 +394,7 @@ impl Routes {
         if !declarations.is_empty() {
             out.push('\n');
         }
+        sent.write(&mut out);
         let pretty = serde_json::to_string_pretty(self)
             .unwrap_or_else(|_| unreachable!("plain data serialises"));
         let _ = writeln!(out, "const record = {pretty} as const;\n");
@@ -403,10 +407,11 @@ impl Routes {
                     let _ = write!(
                         out,
                         "  {key}: {{ variables: {}; response: {}",
-                        t.variables, t.response
+                        sent.qualify(&t.variables),
+                        t.response
                     );
                     if let Some(send) = &t.send {
-                        let _ = write!(out, "; send: {send}");
+                        let _ = write!(out, "; send: {}", sent.qualify(send));
                     }
                 }
                 None => {

@@ -245,7 +245,10 @@ async fn a_write_without_the_csrf_token_is_refused_before_the_backend() {
     assert_eq!(response.status(), StatusCode::FORBIDDEN);
     assert_eq!(
         text(response).await,
-        "write refused by the session: CSRF check failed: the served request carries no CSRF token header"
+        "write refused by the session: CSRF check failed: the served request carries no CSRF \
+         token header; a write repeats the `csrf_token` cookie's value in the `x-csrf-token` \
+         header (a page's caller does it by itself when its routes, or its `csrf` option, name \
+         them)"
     );
     assert!(backend.seen().is_empty(), "the backend saw nothing");
 }

@@ -68,7 +68,11 @@ pub(crate) fn address(
         .endpoint_in(group, name)
         .filter(|e| e.is_exposed())
         .ok_or_else(|| {
-            Refusal::NotInRoutes(format!("`{group}.{name}` is not exposed by `{source}`"))
+            Refusal::NotInRoutes(format!(
+                "`{group}.{name}` is not exposed by `{source}`: a browser reaches only what the \
+                 definition marks `.expose()` (or a group's `.expose(true)`; `expose = true` in a \
+                 config file)"
+            ))
         })?;
     Ok((api.clone(), Arc::clone(endpoint), variables))
 }

@@ -110,6 +110,7 @@
 mod address;
 mod call;
 mod frame;
+mod package;
 mod proxy;
 mod refusal;
 mod serve;

@@ -1,5 +1,6 @@
 //! [`Proxy`]: the builder of the proxy route, and the router it becomes.
 
+use crate::package::BrowserPackage;
 use crate::shutdown::Shutdown;
 use crate::{call, serve, socket, stream};
 use axum::routing::any;
@@ -10,6 +11,7 @@ use std::fmt;
 use std::num::NonZeroUsize;
 use std::sync::Arc;
 use std::time::Duration;
+use tower::Layer;
 use tower_http::services::ServeDir;
 use tower_http::set_header::SetResponseHeaderLayer;
 
@@ -32,6 +34,8 @@ pub struct Proxy {
     pub(crate) max_message_size: usize,
     pub(crate) shutdown: Shutdown,
     pub(crate) static_dir: Option<std::path::PathBuf>,
+    /// Where the browser package is served ([`Proxy::browser_package`]), without a trailing `/`.
+    browser_package: Option<String>,
     /// The hub of the sources given by definition ([`Proxy::source`]), when one was given.
     hub: Option<courier_live::Hub>,
     /// The sources whose client the proxy builds itself ([`Proxy::source`]).
@@ -68,6 +72,7 @@ impl Proxy {
             max_message_size: 1024 * 1024,
             shutdown: Shutdown::default(),
             static_dir: None,
+            browser_package: None,
             hub: None,
             built: Vec::new(),
             worker_threads: None,
@@ -246,6 +251,49 @@ impl Proxy {
         self
     }
 
+    /// Also serves the browser package (`courier-browser`, its ES modules as built in the
+    /// repository's `js/dist/`, embedded in the binary) under `path`: `GET {path}/index.js` and
+    /// every module it imports (relative imports, so all from the same folder), each with
+    /// `content-type: text/javascript; charset=utf-8`, a strong `etag` (`If-None-Match` is
+    /// answered 304) and `cache-control: no-cache` (a new binary serves new modules at the same
+    /// addresses: a browser revalidates, and a 304 costs nothing); their source maps
+    /// (`index.js.map`, with the TypeScript sources) beside them. `GET` and `HEAD`; a name the
+    /// package does not hold is 404, as under [`Proxy::static_dir`], with `x-content-type-options:
+    /// nosniff` on every file. A page then needs no npm step, only an import map:
+    /// `{"imports": {"courier-browser": "/courier/index.js"}}`. `[static] package` in
+    /// `courier.toml`.
+    ///
+    /// `path` starts with `/` and is not `/` itself (a trailing `/` is dropped), holds no `?`,
+    /// `#`, `{` or `}`, and is none of the proxy's own paths; else [`Proxy::into_router`] fails.
+    ///
+    /// ```
+    /// # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
+    /// use courier::server::Proxy;
+    ///
+    /// let app = Proxy::new().browser_package("/courier").into_router()?;
+    /// # use tower::ServiceExt;
+    /// let module = app.oneshot(http::Request::get("/courier/index.js").body(axum::body::Body::empty())?).await?;
+    /// assert_eq!(module.status(), 200);
+    /// assert_eq!(module.headers()["content-type"], "text/javascript; charset=utf-8");
+    /// # Ok(()) }
+    /// # tokio::runtime::Runtime::new().unwrap().block_on(demo()).unwrap();
+    /// ```
+    pub fn browser_package(mut self, path: impl Into<String>) -> Self {
+        let path = path.into();
+        let trimmed = path.trim_end_matches('/');
+        if !path.starts_with('/') || trimmed.is_empty() || trimmed.contains(['?', '#', '{', '}']) {
+            self.failed.get_or_insert_with(|| {
+                format!(
+                    "the browser package's path `{path}` must start with `/`, not be `/` itself, \
+                     and hold no `?`, `#`, `{{` or `}}`"
+                )
+            });
+        } else {
+            self.browser_package = Some(trimmed.to_owned());
+        }
+        self
+    }
+
     /// Serves connections on `threads` threads of the proxy's own, each a single-threaded tokio
     /// runtime, when [`Proxy::serve`] (or [`Proxy::serve_with`]) serves it; by default, and with
     /// `0`, on the runtime `serve` runs on.
@@ -286,27 +334,33 @@ impl Proxy {
     ///
     /// # Errors
     ///
-    /// When a source's client cannot be built (its transport: a bad certificate or proxy).
+    /// When a source's client cannot be built (its transport: a bad certificate or proxy), or
+    /// the path given to [`Proxy::browser_package`] cannot be.
     pub fn into_router(self) -> Result<Router, ProxyError> {
         if let Some(failed) = self.failed {
             return Err(ProxyError(failed));
         }
         let http_path = self.http_path.clone();
         let sse_path = self.sse_path.clone();
+        if let Some(package) = &self.browser_package {
+            let own = [Some(&http_path), Some(&sse_path), self.ws_path.as_ref()];
+            if own.into_iter().flatten().any(|path| path == package) {
+                return Err(ProxyError(format!(
+                    "the browser package's path `{package}` is one of the proxy's own"
+                )));
+            }
+        }
         let mut router = Router::new()
             .route(&http_path, any(call::serve_call))
             .route(&sse_path, any(stream::serve_stream));
         if let Some(ws_path) = self.ws_path.clone() {
             router = router.route(&ws_path, any(socket::serve_channel));
         }
+        if let Some(package) = &self.browser_package {
+            router = router.nest_service(package, nosniff().layer(BrowserPackage));
+        }
         if let Some(dir) = &self.static_dir {
-            let files = tower::ServiceBuilder::new()
-                .layer(SetResponseHeaderLayer::if_not_present(
-                    http::header::X_CONTENT_TYPE_OPTIONS,
-                    http::HeaderValue::from_static("nosniff"),
-                ))
-                .service(ServeDir::new(dir));
-            router = router.fallback_service(files);
+            router = router.fallback_service(nosniff().layer(ServeDir::new(dir)));
         }
         Ok(router.with_state(Arc::new(self)))
     }
@@ -380,7 +434,16 @@ impl Proxy {
     }
 }
 
-/// A source's client could not be built.
+/// `x-content-type-options: nosniff` on every file served ([`Proxy::static_dir`],
+/// [`Proxy::browser_package`]), unless the service set its own.
+fn nosniff() -> SetResponseHeaderLayer<http::HeaderValue> {
+    SetResponseHeaderLayer::if_not_present(
+        http::header::X_CONTENT_TYPE_OPTIONS,
+        http::HeaderValue::from_static("nosniff"),
+    )
+}
+
+/// The proxy could not be built: a source's client, or the path of its browser package.
 #[derive(Debug)]
 pub struct ProxyError(String);
 
@@ -400,6 +463,7 @@ impl fmt::Debug for Proxy {
             .field("sources", &sources)
             .field("sse_path", &self.sse_path)
             .field("ws_path", &self.ws_path)
+            .field("browser_package", &self.browser_package)
             .field("keep_alive", &self.keep_alive)
             .field("buffer", &self.buffer)
             .field("max_message_size", &self.max_message_size)

@@ -1,6 +1,7 @@
 // The package used from a page served by `courier serve` — a config file, no Rust code of the
 // app's own: `[static] dir` serves the page and the package beside the proxy route, in front of
-// the fixture's upstream; `courier routes` wrote the record the page loads.
+// the fixture's upstream; `courier routes` wrote the record the page loads. `[static] package`
+// serves the package from the binary too, which a page with an import map and no npm step uses.
 
 import assert from "node:assert/strict";
 import { execFileSync, spawn } from "node:child_process";
@@ -28,10 +29,24 @@ before(async () => {
     "<!doctype html><title>served by courier serve</title>",
   );
   writeFileSync(
+    join(dir, "web", "importmap.html"),
+    `<!doctype html>
+<title>courier-browser through an import map</title>
+<script type="importmap">{"imports": {"courier-browser": "/courier/index.js"}}</script>
+<script type="module">
+  import { createProxyCaller } from "courier-browser";
+  const routes = await (await fetch("/routes.json")).json();
+  const caller = createProxyCaller(routes, { headers: { "x-tenant": "acme" } });
+  window.result = await caller.todos.get({ id: 1 }).then((todo) => todo.title, (e) => \`\${e}\`);
+</script>
+`,
+  );
+  writeFileSync(
     join(dir, "courier.toml"),
     `
 [static]
 dir = "web"
+package = "/courier"
 
 [proxy]
 ws = "/api/ws"
@@ -102,4 +117,15 @@ test("a page served by courier serve calls, reads and streams through it", async
   const stream = recorded.slice(2);
   assert.ok(stream.length >= 2, `the stream's connections: ${stream}`);
   assert.ok(stream.every((r) => r === "GET /ticks acme"), `the stream's connections: ${stream}`);
+});
+
+test("a page imports the package by its bare name through an import map, from the binary", async () => {
+  await fixture.reset();
+  const page = await fixture.page(address, "/importmap.html");
+  await page.waitForFunction(() => "result" in window);
+  assert.equal(await page.evaluate(() => window.result), "write the proxy");
+  const recorded = (await fixture.recorded()).map(
+    (r) => `${r.method} ${r.path} ${r.headers["x-tenant"]}`,
+  );
+  assert.deepEqual(recorded, ["GET /todos/1 acme"]);
 });

@@ -3,7 +3,7 @@
 // a page's calls are checked against the Rust types. Compiled by `npm run typecheck`.
 
 import { createProxyCaller, type HttpResponse } from "../../src/index.js";
-import { routes, type Attached, type ChatOut, type Me, type Todo } from "../routes.gen.js";
+import { routes, type Attached, type ChatOut, type ListTodos, type Me, type Sent, type Todo } from "../routes.gen.js";
 
 type Equal<A, B> = (<T>() => T extends A ? 1 : 2) extends <T>() => T extends B ? 1 : 2 ? true : false;
 function assert<T extends true>(): T | void {}
@@ -24,11 +24,31 @@ export async function fromRust(): Promise<void> {
   // @ts-expect-error `TodoId` has no `title`
   await caller.todos.get({ id: 1, title });
 
-  // `Http<Vec<Todo>>`: no variables, an array back.
-  const all = await caller.todos.list();
+  // `Http<Vec<Todo>, ListTodos>`, `ListTodos { done: Option<bool> }`: what a page sends may
+  // leave an `Option` out (`done?: boolean | null`), as the query leaves a `null` out.
+  const all = await caller.todos.list({});
   assert<Equal<typeof all, Todo[]>>();
-  const raw = await caller.raw.todos.list();
+  const raw = await caller.raw.todos.list({ done: true });
   assert<Equal<typeof raw, HttpResponse<Todo[]>>>();
+  await caller.todos.list({ done: null });
+  // @ts-expect-error `done` is a boolean
+  await caller.todos.list({ done: "yes" });
+  // @ts-expect-error `ListTodos` has no `title`
+  await caller.todos.list({ title });
+
+  // `Http<ListTodos, ListTodos>`: one type both ways. Sent, `done` may be left out; read back,
+  // it is there and may be null, as serde writes `None`.
+  const filter = await caller.debug.filter({});
+  assert<Equal<typeof filter, ListTodos>>();
+  const done: boolean | null = filter.done;
+  // @ts-expect-error `done` may be null
+  const sure: boolean = filter.done;
+  // What was read goes back as it is.
+  await caller.debug.filter(filter);
+  const left: Sent.ListTodos = {};
+  // @ts-expect-error a response's `done` is not optional
+  const read: ListTodos = {};
+  void [done, sure, left, read];
 
   // `Option<String>` is `string | null`.
   const me = await caller.account.me();

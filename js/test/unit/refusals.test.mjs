@@ -77,7 +77,12 @@ describe("ENDPOINT_NOT_IN_ROUTES", () => {
     const c = caller();
     await assert.rejects(
       c.nope.x(),
-      refusedWith("ENDPOINT_NOT_IN_ROUTES", "nope.x", "`nope.x` is not in the routes of source `demo`"),
+      refusedWith(
+        "ENDPOINT_NOT_IN_ROUTES",
+        "nope.x",
+        "`nope.x` is not in the routes of source `demo`: mark it `.expose()` on the server " +
+          "(`expose = true` in courier.toml) and write the routes module again",
+      ),
     );
     await assert.rejects(c.users.remove(7), refusedWith("ENDPOINT_NOT_IN_ROUTES", "users.remove"));
     await assert.rejects(c.users.get.deeper(1), refusedWith("ENDPOINT_NOT_IN_ROUTES", "users.get.deeper"));

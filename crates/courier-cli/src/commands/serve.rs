@@ -1,8 +1,10 @@
 //! `courier serve --config FILE --listen ADDR [--body-limit BYTES] [--header-read-timeout-ms MS]
-//! [--body-read-timeout-ms MS] [--static DIR] [--grace-ms MS] [--threads N]`: the proxy route for every source
-//! in the file, at the paths of its `[proxy]` table, until Ctrl-C or SIGTERM; and, with
-//! `--static` or the file's `[static] dir`, the app's static front end at every other path, so
-//! the page and the proxy share one origin.
+//! [--body-read-timeout-ms MS] [--static DIR] [--package PATH] [--grace-ms MS] [--threads N]`:
+//! the proxy route for every source in the file, at the paths of its `[proxy]` table, until
+//! Ctrl-C or SIGTERM; with `--static` or the file's `[static] dir`, the app's static front end
+//! at every other path, so the page and the proxy share one origin; and with `--package` or the
+//! file's `[static] package`, the browser package's modules, from the binary, under that path
+//! ([`Proxy::browser_package`]), so a page needs no npm step.
 //!
 //! The limits come from the flags, else from the `[proxy]` table (`body_limit`,
 //! `multipart_limit`, `header_read_timeout_ms`, `body_read_timeout_ms`), else the proxy's
@@ -84,6 +86,12 @@ pub(crate) struct ServeArgs {
     #[arg(long = "static", value_name = "DIR")]
     pub(crate) static_dir: Option<PathBuf>,
 
+    /// Serve the browser package's ES modules (embedded in this binary) under this path, e.g.
+    /// `/courier`: a page's import map names `/courier/index.js`. Default: the file's
+    /// `[static] package`, else none.
+    #[arg(long, value_name = "PATH")]
+    pub(crate) package: Option<String>,
+
     /// After Ctrl-C or SIGTERM, how long the calls in flight may take to finish, in
     /// milliseconds.
     #[arg(long, value_name = "MS", default_value_t = 10_000)]
@@ -136,6 +144,17 @@ pub(crate) fn run(args: &ServeArgs) -> ExitCode {
             );
         }
         proxy = proxy.static_dir(dir);
+    }
+    if let Some(path) = args.package.as_deref().or(config.browser_package()) {
+        proxy = proxy.browser_package(path);
+        // No source is added yet, so a router that cannot be built is the package's path (the
+        // flag's: the file's was checked when it loaded), refused by the proxy's own rule.
+        if let Err(e) = proxy.clone().into_router() {
+            return report::configuration_error(
+                &ConfigurationError::new(ErrorCode::ConfigInvalid, e.to_string())
+                    .at("static.package"),
+            );
+        }
     }
     for (name, api) in config.into_sources() {
         proxy = proxy.source(name, api);

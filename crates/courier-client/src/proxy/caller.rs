@@ -37,7 +37,8 @@ pub enum Credentials {
 /// values, the same [`Error`]. See the [module docs](super) for the wire and the rules.
 ///
 /// ```no_run
-/// use courier::proxy::{ProxyCaller, Routes};
+/// use courier::proxy::ProxyCaller;
+/// use courier::routes::Routes;
 /// # fn demo<A: courier::typed::ApiSpec>(routes_json: &str) -> Result<(), Box<dyn std::error::Error>> {
 /// // The routes record `courier routes` wrote for the app.
 /// let routes: Routes = serde_json::from_str(routes_json)?;

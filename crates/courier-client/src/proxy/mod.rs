@@ -6,7 +6,7 @@
 //! The forms of the specification:
 //!
 //! - **Routes** ([`ProxyCaller::routes`]): built from the routes record
-//!   ([`Routes`], written by `courier routes` or [`Routes::from_api`]). Only the routed
+//!   ([`Routes`](courier_core::routes::Routes), written by `courier routes` or [`Routes::from_api`](courier_core::routes::Routes::from_api)). Only the routed
 //!   endpoints can be called: the typed view is the API's whole shape (a Rust type cannot drop
 //!   fields by a value read at run time), and calling an endpoint the routes do not name fails
 //!   with `ENDPOINT_NOT_IN_ROUTES` before anything is sent. A read goes as GET when its route
@@ -16,7 +16,7 @@
 //!   exposure, `cancel_previous` and `coalesce` come from the definition; the response is read
 //!   as the definition says (its response type or parser).
 //! - **Boundary** ([`ProxyCaller::boundary`]): the source form's rules from a record written
-//!   without the definition ([`Routes::boundary`], which lists the sensitive reads as POST
+//!   without the definition ([`Routes::boundary`](courier_core::routes::Routes::boundary), which lists the sensitive reads as POST
 //!   reads), for a program that must not carry the definition.
 //!
 //! Two choices differ from the TypeScript library. A typed caller finds its endpoints by name at
@@ -90,6 +90,3 @@ pub use courier_core::config::ProxyPaths;
 /// The longest address a read is sent as GET with; a longer one goes as POST (the
 /// specification's 2 KB).
 pub const MAX_GET_ADDRESS: usize = 2048;
-
-#[doc(no_inline)]
-pub use courier_core::routes::{RouteShape, Routes};

@@ -128,7 +128,12 @@ impl Route {
         if !self.routes.endpoints.contains_key(path) {
             return Err(ConfigurationError::new(
                 ErrorCode::EndpointNotInRoutes,
-                format!("`{path}` is not in the routes of source `{}`", self.source),
+                format!(
+                    "`{path}` is not in the routes of source `{}`: mark it `.expose()` \
+                     (`expose = true` in a config file) and write the routes again \
+                     (`courier routes`, or the app's routes binary)",
+                    self.source
+                ),
             )
             .at(path)
             .into());

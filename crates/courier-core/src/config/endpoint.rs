@@ -13,8 +13,8 @@ use crate::tree::endpoint::{
 };
 
 /// The keys that pick an endpoint's head, in the order the docs list them.
-const VERBS: [&str; 8] = [
-    "get", "post", "put", "patch", "del", "stream", "channel", "room",
+const VERBS: [&str; 9] = [
+    "get", "post", "put", "patch", "delete", "del", "stream", "channel", "room",
 ];
 
 /// Applies the keys every head shares, through that head's builder methods.
@@ -113,7 +113,7 @@ pub(super) fn endpoint(
                 "post" => HttpEndpoint::post(path),
                 "put" => HttpEndpoint::put(path),
                 "patch" => HttpEndpoint::patch(path),
-                "del" => HttpEndpoint::del(path),
+                "delete" | "del" => HttpEndpoint::delete(path),
                 _ => HttpEndpoint::get(path),
             };
             if raw.reads == Some(true) {
@@ -159,6 +159,7 @@ fn take_verb(
         raw.post.take(),
         raw.put.take(),
         raw.patch.take(),
+        raw.delete.take(),
         raw.del.take(),
         raw.stream.take(),
         raw.channel.take(),

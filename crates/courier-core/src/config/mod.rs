@@ -38,6 +38,7 @@ mod key_path;
 mod proxy;
 mod raw;
 mod source;
+mod static_files;
 mod transport;
 
 #[cfg(test)]
@@ -45,6 +46,7 @@ mod tests;
 
 pub use self::proxy::{ProxyLimits, ProxyPaths};
 
+use self::static_files::StaticFiles;
 use crate::error::{ConfigurationError, ErrorCode};
 use crate::tree::api::ApiDef;
 use std::collections::BTreeMap;
@@ -58,7 +60,7 @@ use std::str::FromStr;
 pub struct Config {
     proxy: ProxyPaths,
     limits: ProxyLimits,
-    static_dir: Option<std::path::PathBuf>,
+    static_files: StaticFiles,
     bus: Option<Bus>,
     sources: BTreeMap<String, ApiDef>,
 }
@@ -128,7 +130,22 @@ impl Config {
     /// # Ok::<(), courier::ConfigurationError>(())
     /// ```
     pub fn static_dir(&self) -> Option<&Path> {
-        self.static_dir.as_deref()
+        self.static_files.dir.as_deref()
+    }
+
+    /// The path the browser package is served under (`[static] package`, without a trailing
+    /// `/`): `courier serve` serves its ES modules there, embedded in the binary, so a page
+    /// imports `/courier/index.js` with no npm step.
+    ///
+    /// ```
+    /// use courier::config::Config;
+    ///
+    /// let config: Config = "[static]\npackage = \"/courier\"".parse()?;
+    /// assert_eq!(config.browser_package(), Some("/courier"));
+    /// # Ok::<(), courier::ConfigurationError>(())
+    /// ```
+    pub fn browser_package(&self) -> Option<&str> {
+        self.static_files.package.as_deref()
     }
 
     /// The topic bus (`[bus]`), when the file names one: the channels and streams served here
@@ -177,17 +194,7 @@ fn load(text: &str, base: &Path) -> Result<Config, ConfigurationError> {
         serde_path_to_error::deserialize(document).map_err(|e| errors::shape(text, &e))?;
     let proxy = ProxyPaths::from_raw(&raw.proxy)?;
     let limits = ProxyLimits::from_raw(&raw.proxy)?;
-    let static_dir = match raw.static_files {
-        Some(files) if files.dir.trim().is_empty() => {
-            return Err(ConfigurationError::new(
-                ErrorCode::ConfigInvalid,
-                "`dir` names the folder of the static front end; it is empty",
-            )
-            .at("static.dir"))
-        }
-        Some(files) => Some(base.join(files.dir)),
-        None => None,
-    };
+    let static_files = StaticFiles::from_raw(raw.static_files, base, &proxy)?;
     let bus = match raw.bus {
         Some(bus) if !bus.redis.starts_with("redis://") && !bus.redis.starts_with("rediss://") => {
             return Err(ConfigurationError::new(
@@ -224,7 +231,7 @@ fn load(text: &str, base: &Path) -> Result<Config, ConfigurationError> {
     Ok(Config {
         proxy,
         limits,
-        static_dir,
+        static_files,
         bus,
         sources,
     })

@@ -39,7 +39,8 @@ pub(super) struct RawBus {
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub(super) struct RawStatic {
-    pub(super) dir: String,
+    pub(super) dir: Option<String>,
+    pub(super) package: Option<String>,
 }
 
 /// `[proxy]`.
@@ -129,6 +130,7 @@ pub(super) struct RawEndpoint {
     pub(super) put: Option<String>,
     pub(super) patch: Option<String>,
     pub(super) del: Option<String>,
+    pub(super) delete: Option<String>,
     pub(super) stream: Option<String>,
     pub(super) channel: Option<String>,
     pub(super) room: Option<bool>,

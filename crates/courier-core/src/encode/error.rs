@@ -160,18 +160,22 @@ impl fmt::Display for PathTemplateError {
                     f,
                     "path template {template:?}: {ch:?} at byte {index} is not allowed in a path"
                 )?;
-                // The axum and OpenAPI way of naming a parameter: say courier's.
+                // A brace that is not a parameter courier reads: say what it does read.
                 let braced = template
                     .get(*index..)
                     .filter(|_| *ch == '{')
-                    .and_then(|rest| Some(&rest[1..rest.find('}')?]))
-                    .filter(|name| !name.is_empty());
+                    .and_then(|rest| Some(&rest[1..rest.find('}')?]));
                 match braced {
-                    Some(name) => write!(
+                    Some(name) if name.starts_with('*') => write!(
                         f,
-                        "; a path parameter is written `:{name}`, not `{{{name}}}`"
+                        "; a catch-all `{{{name}}}` has no courier counterpart: a parameter                          is one segment, `{{{}}}` or `:{}`",
+                        &name[1..],
+                        &name[1..]
                     ),
-                    None => Ok(()),
+                    Some(_) | None if *ch == '{' || *ch == '}' => f.write_str(
+                        "; a parameter is `{name}` or `:name` at the start of a segment,                          `name` an identifier ([A-Za-z_][A-Za-z0-9_]*)",
+                    ),
+                    _ => Ok(()),
                 }
             }
             PathTemplateError::BadPercentEncoding { template, index } => write!(

@@ -15,6 +15,18 @@ use super::{EncodeError, PathTemplateError};
 /// template) followed by an identifier `[A-Za-z_][A-Za-z0-9_]*`. The identifier ends at the first
 /// other character and the rest of the segment is literal, so `/files/:name.json` has the
 /// parameter `name`. A `:` anywhere else is literal (`/a:b`, `/x/y:z`).
+///
+/// `{name}` at the start of a segment, as axum 0.8 and OpenAPI write a parameter, is another
+/// spelling of `:name`: `/users/{id}/posts` is `/users/:id/posts`, and the template is kept in
+/// the `:` spelling. A brace anywhere else, and axum's catch-all `{*rest}`, are refused.
+///
+/// ```
+/// use courier::encode::PathTemplate;
+///
+/// let axum = PathTemplate::parse("/users/{id}/files/{name}.json").unwrap();
+/// assert_eq!(axum.as_str(), "/users/:id/files/:name.json");
+/// assert_eq!(axum, PathTemplate::parse("/users/:id/files/:name.json").unwrap());
+/// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct PathTemplate {
     template: String,
@@ -36,6 +48,8 @@ impl PathTemplate {
     /// followed by two hex digits, and a segment-initial `:` with no identifier after it. The
     /// empty template is allowed: it addresses a group's prefix itself.
     pub fn parse(template: &str) -> Result<PathTemplate, PathTemplateError> {
+        let unbraced = unbrace(template)?;
+        let template = unbraced.as_deref().unwrap_or(template);
         check_chars(template)?;
         let bytes = template.as_bytes();
         let mut tokens = Vec::new();
@@ -205,6 +219,45 @@ fn identifier_len(bytes: &[u8]) -> usize {
 }
 
 /// Checks every character against RFC 3986's `path-abempty`: pchar and `/`.
+/// `template` with each `{name}` that starts a segment written `:name`; `None` when it has no
+/// brace. A brace that is not such a parameter is refused, as the character it is, with the
+/// catch-all `{*rest}` named.
+fn unbrace(template: &str) -> Result<Option<String>, PathTemplateError> {
+    if !template.contains(['{', '}']) {
+        return Ok(None);
+    }
+    let refused = |ch, index| PathTemplateError::ForbiddenChar {
+        template: template.to_owned(),
+        ch,
+        index,
+    };
+    let mut out = String::with_capacity(template.len());
+    let mut rest = template;
+    while let Some(at) = rest.find(['{', '}']) {
+        let index = template.len() - rest.len() + at;
+        let segment_start = index == 0 || template.as_bytes()[index - 1] == b'/';
+        let braced = rest[at..]
+            .strip_prefix('{')
+            .and_then(|inner| inner.split_once('}'))
+            .map(|(name, _)| name);
+        match braced {
+            Some(name)
+                if segment_start
+                    && identifier_len(name.as_bytes()) == name.len()
+                    && !name.is_empty() =>
+            {
+                out.push_str(&rest[..at]);
+                out.push(':');
+                out.push_str(name);
+                rest = &rest[at + name.len() + 2..];
+            }
+            _ => return Err(refused(char::from(template.as_bytes()[index]), index)),
+        }
+    }
+    out.push_str(rest);
+    Ok(Some(out))
+}
+
 fn check_chars(template: &str) -> Result<(), PathTemplateError> {
     let bytes = template.as_bytes();
     for (index, ch) in template.char_indices() {

@@ -21,7 +21,8 @@
 //! // export interface Endpoints { "users.get": { variables: number; response: User }; … }
 //! ```
 //!
-//! (`tests/typescript.rs` runs this whole, with `tsc` over the module.)
+//! (`tests/typescript.rs` runs this whole; `js/`'s type tests run `tsc` over such a module, the
+//! browser fixture's `js/test/routes.gen.ts`.)
 //!
 //! Rules:
 //!
@@ -35,6 +36,19 @@
 //!   endpoint uses it: nothing of an internal endpoint ships to the browser.
 //! - An API that is not typed (a config file's), or an endpoint `Types` has nothing for, is
 //!   `unknown`.
+//! - What a page reads is typed as serde writes it, and what it sends as serde reads it; they
+//!   differ in the `Option` fields of structs. A response's `Option<bool>` field is
+//!   `done: boolean | null`: serde writes `None` as `null`, key present (unless the type's own
+//!   serde attributes skip it, which ts-rs follows). In the variables and a channel's send type
+//!   it is `done?: boolean | null`, at any depth: courier leaves a `null` out of a query, and
+//!   serde reads a missing `Option` field as `None`. The module declares those sent forms, where
+//!   they differ, under the same names in its `Sent` namespace, and `Endpoints` names them
+//!   (`variables: Sent.ListTodos`), so a type used both ways has each shape in its place. The
+//!   wire's rules behind this are in the facade's `_derive` guide (`docs/DERIVE.md`).
+
+mod sent;
+
+pub(super) use self::sent::Sent;
 
 use crate::error::{ConfigurationError, ErrorCode};
 use std::collections::BTreeMap;
@@ -53,6 +67,8 @@ pub(super) struct EndpointTypes {
     pub(super) send: Option<String>,
     /// `(name, declaration)` of every named type the three use, directly or not.
     pub(super) declarations: Vec<(String, String)>,
+    /// The names of those the variables and the send type use: what a page sends.
+    pub(super) sent: Vec<String>,
 }
 
 impl Types {
@@ -90,6 +106,7 @@ impl Types {
                 response: response.into(),
                 send,
                 declarations: Vec::new(),
+                sent: Vec::new(),
             },
         );
         self
@@ -134,6 +151,21 @@ pub(super) fn declarations<'a>(
         }
     }
     Ok(all)
+}
+
+/// The sent forms of the types the routed endpoints' variables and send types use, among
+/// `declarations` (those of [`declarations`]).
+pub(super) fn sent<'a>(
+    used: impl IntoIterator<Item = &'a EndpointTypes>,
+    declarations: &BTreeMap<&'a str, &'a str>,
+) -> Sent<'a> {
+    let candidates = used
+        .into_iter()
+        .flat_map(|types| &types.sent)
+        .filter_map(|name| declarations.get_key_value(name.as_str()))
+        .map(|(&name, &declaration)| (name, declaration))
+        .collect();
+    Sent::of(&candidates)
 }
 
 #[cfg(feature = "typescript")]
@@ -187,9 +219,15 @@ mod generate {
                 seen: HashSet::new(),
                 out: Vec::new(),
             };
+            // What a page sends first: the types those reach are the ones with sent forms.
             declarations.visit::<V>();
-            declarations.visit::<R>();
             S::visit(&mut declarations);
+            let sent = declarations
+                .out
+                .iter()
+                .map(|(name, _)| name.clone())
+                .collect();
+            declarations.visit::<R>();
             let send = S::name(&config);
             self.endpoints.insert(
                 path.into(),
@@ -198,6 +236,7 @@ mod generate {
                     response: R::name(&config),
                     send,
                     declarations: declarations.out,
+                    sent,
                 },
             );
         }

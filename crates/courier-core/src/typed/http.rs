@@ -190,8 +190,13 @@ impl EndpointHead {
     }
 
     /// A DELETE write.
+    pub fn delete<R, V>(self, path: impl Into<String>) -> Http<R, V, Mutation> {
+        Http::from_def(HttpEndpoint::delete(path))
+    }
+
+    /// [`EndpointHead::delete`](Self::delete), by the specification's name for it.
     pub fn del<R, V>(self, path: impl Into<String>) -> Http<R, V, Mutation> {
-        Http::from_def(HttpEndpoint::del(path))
+        self.delete(path)
     }
 
     /// An address computed from the typed variables at request time; the field's kind marker

@@ -48,6 +48,12 @@ use tower::Service;
 /// cheap to clone (one `Arc`), and `Send + Sync + 'static` whenever the caller and the types are;
 /// its future is boxed, `Send` and `'static`.
 ///
+/// Wrapped in tower's layers (`load_shed`, `concurrency_limit`, `timeout`, a `Buffer`), the stack
+/// fails with tower's `BoxError`; `courier::Error::from` (and so `?` in a handler returning
+/// `Result<_, courier::Error>`) turns it back into the caller's error — the call's own as it was,
+/// a load-shed refusal as an `HttpError` 503 `OVERLOADED`, tower's timeout as a timeout — which,
+/// with courier's `axum` feature, is the handler's response.
+///
 /// ```
 /// use courier::typed::{endpoint, Group, Http};
 /// use courier::{ApiDef, Caller};
@@ -179,7 +185,11 @@ fn find<C: Dispatch>(
     let endpoint = client.api().endpoint(path).ok_or_else(|| {
         ConfigurationError::new(
             ErrorCode::EndpointNotInRoutes,
-            format!("`{path}` is not an endpoint this caller can reach"),
+            format!(
+                "`{path}` is not an endpoint this caller can reach: a proxy caller reaches what \
+                 its routes name; mark it `.expose()` (`expose = true` in a config file) and \
+                 write the routes again"
+            ),
         )
         .at(path)
     })?;

@@ -150,7 +150,11 @@ impl<'a, C, M> Scope<'a, C, M> {
             let path = join(self.path(), name);
             ConfigurationError::new(
                 ErrorCode::EndpointNotInRoutes,
-                format!("`{path}` is not an endpoint this caller can reach"),
+                format!(
+                    "`{path}` is not an endpoint this caller can reach: a proxy caller reaches \
+                     what its routes name; mark it `.expose()` (`expose = true` in a config \
+                     file) and write the routes again"
+                ),
             )
             .at(&*path)
         })

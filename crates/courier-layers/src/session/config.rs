@@ -111,6 +111,58 @@ impl Config {
         Ok(token)
     }
 
+    /// What to do about a refusal for `reason` of a call made while serving a request with
+    /// `headers`, in the names this session uses: which header must repeat which cookie, and,
+    /// when the request carries no session at all, that the user signs in first.
+    pub(super) fn hint(&self, reason: RefusalReason, headers: &HeaderMap) -> Option<String> {
+        let csrf = self.csrf.as_ref();
+        let header = csrf.and_then(|c| c.header.as_ref()).map(HeaderName::as_str);
+        let cookie = csrf.map(|c| &*c.cookie);
+        let fix = match (reason, header, cookie) {
+            (RefusalReason::CsrfHeaderMissing, Some(header), Some(cookie)) => format!(
+                "a write repeats the `{cookie}` cookie's value in the `{header}` header (a page's \
+                 caller does it by itself when its routes, or its `csrf` option, name them)"
+            ),
+            (RefusalReason::CsrfCookieMissing, Some(header), Some(cookie)) => format!(
+                "the `{header}` header came, the `{cookie}` cookie it repeats did not: the \
+                 session sets that cookie when the user signs in"
+            ),
+            (RefusalReason::CsrfMismatch, Some(header), Some(cookie)) => {
+                format!("the `{header}` header must equal the `{cookie}` cookie")
+            }
+            (RefusalReason::CsrfSignatureInvalid, _, Some(cookie)) => format!(
+                "sign in again: the token in the `{cookie}` cookie belongs to another session"
+            ),
+            (RefusalReason::UntrustedOrigin, _, _) => {
+                "list the page's origin in the session's `trusted_origins` if it may write".into()
+            }
+            _ => return None,
+        };
+        if matches!(
+            reason,
+            RefusalReason::UntrustedOrigin | RefusalReason::CrossSite
+        ) {
+            return Some(fix);
+        }
+        let signed_in = cookies(headers).any(|(name, _)| self.binds(name));
+        if signed_in {
+            return Some(fix);
+        }
+        let names: Vec<String> = self
+            .cookies
+            .iter()
+            .map(|name| match name {
+                CookieName::Exact(exact) => format!("`{exact}`"),
+                CookieName::Prefix(prefix) => format!("`{prefix}*`"),
+            })
+            .chain(self.bearer.iter().map(|bearer| format!("`{bearer}`")))
+            .collect();
+        Some(format!(
+            "{fix}; and no session was found (no {} cookie): sign in first",
+            names.join(" or ")
+        ))
+    }
+
     /// Whether a cookie named `name` is part of the session a signed token is bound to: a
     /// session cookie or the bearer cookie.
     pub(super) fn binds(&self, name: &[u8]) -> bool {

@@ -2,6 +2,7 @@
 
 use http::StatusCode;
 use std::fmt;
+use std::sync::Arc;
 
 /// What a refusal refused, for its message.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -20,15 +21,28 @@ pub(super) enum Subject {
 /// `err.downcast_ref::<SessionRefused>()`.
 ///
 /// [`SessionLayer::check_handshake`]: super::SessionLayer::check_handshake
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct SessionRefused {
     reason: RefusalReason,
     subject: Subject,
+    /// What to do about it, with the names the session uses: the CSRF header and cookie,
+    /// whether a session was found at all.
+    hint: Option<Arc<str>>,
 }
 
 impl SessionRefused {
     pub(super) fn new(reason: RefusalReason, subject: Subject) -> Self {
-        Self { reason, subject }
+        Self {
+            reason,
+            subject,
+            hint: None,
+        }
+    }
+
+    /// This refusal, saying `hint` after its reason.
+    pub(super) fn hinted(mut self, hint: Option<String>) -> Self {
+        self.hint = hint.map(Into::into);
+        self
     }
 
     /// Which check failed.
@@ -49,7 +63,11 @@ impl fmt::Display for SessionRefused {
             Subject::Write => "write",
             Subject::Handshake => "socket handshake",
         };
-        write!(f, "{subject} refused by the session: {}", self.reason)
+        write!(f, "{subject} refused by the session: {}", self.reason)?;
+        match &self.hint {
+            Some(hint) => write!(f, "; {hint}"),
+            None => Ok(()),
+        }
     }
 }
 

@@ -71,7 +71,7 @@ where
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         match self.project().state.project() {
-            StateProj::Refused { error } => Poll::Ready(Err(Box::new(*error))),
+            StateProj::Refused { error } => Poll::Ready(Err(Box::new(error.clone()))),
             StateProj::Called { future, pass_back } => {
                 let response = ready!(future.poll(cx)).map_err(Into::into)?;
                 if let Some(pass_back) = pass_back.take() {

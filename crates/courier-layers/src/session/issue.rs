@@ -20,7 +20,7 @@
 //! name exactly, expired.
 //!
 //! ```
-//! use courier::layers::session::issue::SessionCookies;
+//! use courier::session::SessionCookies;
 //! use courier::{CsrfKey, SessionOptions};
 //!
 //! let options = SessionOptions::new()
@@ -36,7 +36,7 @@
 //!     "sid=s-81f2",
 //!     token,
 //! ));
-//! # Ok::<(), courier::layers::session::issue::IssueRefused>(())
+//! # Ok::<(), courier::session::IssueRefused>(())
 //! ```
 //!
 //! In an axum sign-in handler (with the `axum` feature the issued session is a response part):
@@ -44,10 +44,10 @@
 //! ```
 //! # #[cfg(feature = "axum")] {
 //! use axum::Json;
-//! use courier::layers::session::issue::{IssueRefused, SessionCookies};
+//! use courier::session::{IssueRefused, SessionCookies};
 //! use courier::SessionOptions;
 //!
-//! async fn sign_in() -> Result<(courier::layers::session::issue::IssuedSession, Json<&'static str>), IssueRefused> {
+//! async fn sign_in() -> Result<(courier::session::IssuedSession, Json<&'static str>), IssueRefused> {
 //!     let options = SessionOptions::new().cookies(["sid"]).csrf("csrf", "x-csrf-token");
 //!     // … check the credentials, make the session on the backend, then:
 //!     let issued = SessionCookies::new(&options).cookie("sid", "s-81f2").issue()?;

@@ -392,7 +392,9 @@ where
             add_to_cookies,
         ) {
             let subject = if read { Subject::Read } else { Subject::Write };
-            return future::ResponseFuture::refused(SessionRefused::new(reason, subject));
+            let hint = self.config.hint(reason, served.headers());
+            let refused = SessionRefused::new(reason, subject).hinted(hint);
+            return future::ResponseFuture::refused(refused);
         }
         let pass_back = self.config.pass_set_cookie.then(|| future::PassBack {
             served,
@@ -436,7 +438,10 @@ impl<M> SessionLayer<M> {
     ///
     /// The [`SessionRefused`] (status 403) naming the failed check.
     pub fn check_handshake(&self, served: &ServedRequest) -> Result<(), SessionRefused> {
-        let refused = |reason| SessionRefused::new(reason, Subject::Handshake);
+        let refused = |reason| {
+            let hint = self.config.hint(reason, served.headers());
+            SessionRefused::new(reason, Subject::Handshake).hinted(hint)
+        };
         site::check_origin(&self.config.trusted_origins, served.headers(), served.uri())
             .map_err(refused)?;
         if self.config.fetch_metadata {

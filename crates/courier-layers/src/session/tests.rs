@@ -301,6 +301,50 @@ async fn a_write_without_the_token_header_is_refused() {
     );
 }
 
+/// The message a write refused while serving `served` ends with.
+async fn refusal_message(served: &ServedRequest) -> String {
+    let backend = Backend::default();
+    let err = send(options(), &backend, served, call(Kind::Mutation))
+        .await
+        .expect_err("the write is refused");
+    err.to_string()
+}
+
+#[tokio::test]
+async fn a_refusal_names_the_header_the_cookie_and_a_missing_session() {
+    // Signed in, no header: which header repeats which cookie.
+    let signed_in = served("POST", &[("cookie", "sid=s1; csrf_token=tok123")]);
+    let message = refusal_message(&signed_in).await;
+    assert!(
+        message.contains("repeats the `csrf_token` cookie's value in the `x-csrf-token` header"),
+        "{message}"
+    );
+    assert!(!message.contains("sign in first"), "{message}");
+    // No session at all: sign in first, naming the session's cookies.
+    let anonymous = served("POST", &[("x-csrf-token", "tok123")]);
+    let message = refusal_message(&anonymous).await;
+    assert!(
+        message.contains("the `csrf_token` cookie it repeats did not"),
+        "{message}"
+    );
+    assert!(
+        message.contains(
+            "no session was found (no `sid` or `sess_*` or `access_token` cookie): sign in first"
+        ),
+        "{message}"
+    );
+    // A mismatch says what must be equal.
+    let mismatch = served(
+        "POST",
+        &[("cookie", "sid=s1; csrf_token=a"), ("x-csrf-token", "b")],
+    );
+    let message = refusal_message(&mismatch).await;
+    assert!(
+        message.contains("the `x-csrf-token` header must equal the `csrf_token` cookie"),
+        "{message}"
+    );
+}
+
 #[tokio::test]
 async fn a_write_without_the_token_cookie_is_refused() {
     let served = served("POST", &[("cookie", "sid=s1"), ("x-csrf-token", "tok123")]);
@@ -354,7 +398,10 @@ async fn the_refusal_names_the_check_and_is_a_403() {
     assert_eq!(refused.reason().as_str(), "csrf_header_missing");
     assert_eq!(
         err.to_string(),
-        "write refused by the session: CSRF check failed: the served request carries no CSRF token header"
+        "write refused by the session: CSRF check failed: the served request carries no CSRF \
+         token header; a write repeats the `csrf_token` cookie's value in the `x-csrf-token` \
+         header (a page's caller does it by itself when its routes, or its `csrf` option, name \
+         them)"
     );
 }
 
@@ -753,7 +800,8 @@ async fn a_planted_or_foreign_token_is_refused_even_when_header_and_cookie_match
     assert_eq!(refused.reason().code(), "CSRF_CHECK_FAILED");
     assert_eq!(
         err.to_string(),
-        "write refused by the session: CSRF check failed: the CSRF token is not signed for this session"
+        "write refused by the session: CSRF check failed: the CSRF token is not signed for this \
+         session; sign in again: the token in the `csrf_token` cookie belongs to another session"
     );
 }
 

@@ -153,6 +153,7 @@ fn every_verb_makes_its_head() {
         ("put", "PUT", Kind::Mutation),
         ("patch", "PATCH", Kind::Mutation),
         ("del", "DELETE", Kind::Mutation),
+        ("delete", "DELETE", Kind::Mutation),
     ] {
         let config = load(&with_endpoint(&format!("{verb} = \"/x\"")));
         let endpoint = config
@@ -571,4 +572,25 @@ fn layer_settings_are_read_at_every_level_the_nearest_winning() {
     );
     assert_eq!(list.get_retry(), &RetrySetting::Off);
     assert!(!list.get_coalesce());
+}
+
+#[test]
+fn paths_may_name_parameters_as_axum_does_and_delete_is_a_verb() {
+    let config = load(
+        "[sources.demo]\nbase_url = \"http://x\"\n\
+         [sources.demo.groups.todos]\nprefix = \"/t/{tenant}\"\n\
+         [sources.demo.groups.todos.endpoints.remove]\ndelete = \"/{id}\"\n",
+    );
+    let remove = config
+        .source("demo")
+        .unwrap()
+        .endpoint("todos.remove")
+        .unwrap();
+    assert_eq!(remove.template().unwrap().as_str(), "/t/:tenant/:id");
+    let http = remove.definition().as_http().unwrap();
+    assert_eq!(http.fixed_method().unwrap(), http::Method::DELETE);
+    // Both spellings of the verb in one table are two verbs.
+    let err = super::super::Config::from_toml_str(&with_endpoint("del = \"/x\"\ndelete = \"/x\""))
+        .unwrap_err();
+    assert!(err.message().contains("both `delete` and `del`"), "{err}");
 }

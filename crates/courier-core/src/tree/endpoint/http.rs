@@ -82,8 +82,14 @@ impl HttpEndpoint {
     }
 
     /// A DELETE write. Its variables still travel as search parameters.
-    pub fn del(path: impl Into<String>) -> Self {
+    pub fn delete(path: impl Into<String>) -> Self {
         Self::method(Method::DELETE, path)
+    }
+
+    /// [`HttpEndpoint::delete`], by the specification's name for it (`delete` is a JavaScript
+    /// keyword there).
+    pub fn del(path: impl Into<String>) -> Self {
+        Self::delete(path)
     }
 
     /// An endpoint whose address the closure computes from the variables at request time.

@@ -80,6 +80,8 @@ impl WireCall {
         /// A PATCH.
         patch => Method::PATCH;
         /// A DELETE.
+        delete => Method::DELETE;
+        /// A DELETE, by the specification's name for it ([`WireCall::delete`]).
         del => Method::DELETE;
         /// A HEAD.
         head => Method::HEAD;
