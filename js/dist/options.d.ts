@@ -165,13 +165,13 @@ export interface ProxyCallerOptions {
  */
 export interface ProxyCallerDefaults extends ProxyCallerOptions {
     /**
-     * A record of the routes' shape written by `courier routes --boundary` (the specification's
-     * `defineBoundary()`): the exposed endpoints, reads as GET unless listed in `sensitive`.
-     * With it the caller is the routes form over the boundary, `source` naming the source.
-     * Without it, every call is an HTTP POST by name.
+     * A record of the routes' shape written by `courier routes --boundary`: the exposed
+     * endpoints, reads as GET unless listed in `sensitive`. With it the caller is the routes form
+     * over the boundary, `source` naming the source. Without it, every call is an HTTP POST by
+     * name.
      *
-     * The specification's `source` default (a TypeScript definition) has no counterpart here:
-     * courier's definitions are Rust. The boundary takes its place.
+     * A TypeScript definition of the source cannot be given here instead: courier's definitions
+     * are Rust. The boundary takes its place.
      */
     readonly boundary?: RoutesRecord | undefined;
 }

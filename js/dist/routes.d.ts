@@ -47,7 +47,7 @@ export interface EndpointTypes {
     readonly send?: unknown;
 }
 /**
- * The routes record (the specification's `CourierRoutes`), as `courier routes --ts` writes it:
+ * The routes record, as `courier routes --ts` writes it:
  *
  * ```ts
  * const record = {

@@ -45,7 +45,7 @@ export interface EndpointTypes {
 }
 
 /**
- * The routes record (the specification's `CourierRoutes`), as `courier routes --ts` writes it:
+ * The routes record, as `courier routes --ts` writes it:
  *
  * ```ts
  * const record = {

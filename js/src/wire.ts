@@ -7,7 +7,7 @@
 
 import { ConfigurationError } from "./errors.js";
 
-/** The longest address a read is sent as GET with; a longer one goes as POST (the specification's 2 KB). */
+/** The longest address a read is sent as GET with, 2 KB; a longer one goes as POST. */
 export const MAX_GET_ADDRESS = 2048;
 
 /** Whether `value` is a `FormData` (the runtime may have none). */

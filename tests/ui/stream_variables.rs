@@ -1,6 +1,6 @@
 // A stream cannot be a call's variables: it is not `Serialize` and not a `Form`, so the call
-// does not compile, through `Caller` and `ProxyCaller` alike (the specification's
-// PROXY_VARIABLE_NOT_SERIALIZABLE for a stream, refused before anything is sent). Files go in
+// does not compile, through `Caller` and `ProxyCaller` alike (earlier still than the
+// PROXY_VARIABLE_NOT_SERIALIZABLE refusal made before anything is sent). Files go in
 // a `Form`.
 use courier::typed::{Group, Http, Mutation};
 use courier::Dispatch;

@@ -91,9 +91,9 @@ pub(crate) fn http_error(err: &HttpError) -> ExitCode {
     ExitCode::from(FAILED)
 }
 
-/// Prints a call that got no response (the specification's status 0) as one line of JSON on
-/// stderr; `kind` is `connect`, `dns`, `tls`, `reset`, `timeout`, `cancelled`, `closed` (a
-/// channel or stream ended by its server), `protocol` or `other`.
+/// Prints a call that got no response (status 0) as one line of JSON on stderr; `kind` is
+/// `connect`, `dns`, `tls`, `reset`, `timeout`, `cancelled`, `closed` (a channel or stream ended
+/// by its server), `protocol` or `other`.
 /// Returns exit code 1.
 pub(crate) fn no_response(kind: &str, message: &str) -> ExitCode {
     let report = HttpReport {

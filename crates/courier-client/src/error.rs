@@ -10,8 +10,8 @@ use http::{HeaderMap, Method, StatusCode, Uri};
 use serde_json::Value;
 use std::fmt;
 
-/// A response with status 400 or above (the spec's `HTTPError`): its status, headers and body,
-/// parsed as JSON when it parses, else kept as text.
+/// A response with status 400 or above (the browser package's `HTTPError`): its status, headers
+/// and body, parsed as JSON when it parses, else kept as text.
 #[derive(Clone, Debug)]
 pub struct HttpError {
     /// The status code.
@@ -51,8 +51,8 @@ fn refusal(refused: &Refused) -> HttpError {
 }
 
 /// A call a layer of the stack refused itself, before anything was sent: what
-/// [`Error::refused`] gives, typed. A direct caller sees it as an [`HttpError`] (499, or 403)
-/// as the specification asks; a proxy answers it in its own words.
+/// [`Error::refused`] gives, typed. A direct caller sees it as an [`HttpError`] (499, or 403);
+/// a proxy answers it in its own words.
 #[derive(Clone, Debug)]
 #[non_exhaustive]
 pub enum Refused {
@@ -314,8 +314,8 @@ impl Error {
         Some(cause)
     }
 
-    /// The status as the spec counts it: the response's for an HTTP or decode error, `0` when no
-    /// response came (network failure, timeout, cancellation) or nothing was sent.
+    /// The status: the response's for an HTTP or decode error, `0` when no response came
+    /// (network failure, timeout, cancellation) or nothing was sent.
     pub fn status_code(&self) -> u16 {
         match &self.inner.kind {
             Kind::Http(e) => e.status.as_u16(),

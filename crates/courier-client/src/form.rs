@@ -1,5 +1,5 @@
-//! The `form` response type (the specification's `formData`): a response body read into a map
-//! of its fields, whichever of the two form encodings it comes in.
+//! The `form` response type: a response body read into a map of its fields, whichever of the
+//! two form encodings it comes in.
 //!
 //! - `multipart/form-data`: each part by its name; a part without a filename is its text, a
 //!   part with one (a file) is `{"filename", "content_type", "bytes"}`, `bytes` an array of the

@@ -66,8 +66,8 @@
 //! - **Cancellation**: a call ends as soon as its own `signal` or its source's is cancelled
 //!   ([`Error::is_cancelled`]); an already-cancelled signal sends nothing.
 //! - **Status 0**: when no response came (refused, reset, DNS, TLS, timeout, cancellation),
-//!   [`Error::status_code`] is `0`, as the specification's `HTTPError` has it; the cause is kept
-//!   as the error's `source()` and [`Error::network`] names its kind.
+//!   [`Error::status_code`] is `0`, as the browser package's `HTTPError` has it; the cause is
+//!   kept as the error's `source()` and [`Error::network`] names its kind.
 //! - **Upload progress** is reported as the connection reads the body, in slices of 64 KiB, from
 //!   `0.0` to exactly one `1.0` when the body ends, which is before the response can complete.
 

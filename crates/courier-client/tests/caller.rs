@@ -1,5 +1,5 @@
-//! The direct client against a real axum backend on 127.0.0.1: every rule of the spec's
-//! "Request client" section, each error kind, responses, and per-call options.
+//! The direct client against a real axum backend on 127.0.0.1: how each verb sends its
+//! variables, response types and parsers, each error kind, responses, and per-call options.
 
 use axum::body::Bytes;
 use axum::extract::{Multipart, Path, RawQuery};

@@ -1,10 +1,10 @@
 //! The served-request context: the request a server is serving while a call is made.
 //!
-//! A call made while a server serves a user carries that user's session and forwarded headers
-//! (the spec's Authentication 5 and 8). The server puts the served request in scope around its
-//! handler's future with [`ServedRequest::scope`]; layers read it with
-//! [`ServedRequest::current`]. The scope is a `tokio::task_local!`: a task spawned from the
-//! handler does not inherit it, so carry it over with [`ServedRequest::scope`] again:
+//! A call made while a server serves a user carries that user's session and forwarded headers.
+//! The server puts the served request in scope around its handler's future with
+//! [`ServedRequest::scope`]; layers read it with [`ServedRequest::current`]. The scope is a
+//! `tokio::task_local!`: a task spawned from the handler does not inherit it, so carry it over
+//! with [`ServedRequest::scope`] again:
 //!
 //! ```
 //! use courier::context::ServedRequest;
@@ -71,11 +71,10 @@ impl ServedRequest {
     }
 
     /// Marks `names` as relayed: a proxy sent this request's copies of them (its allow-listed
-    /// headers) as the call's own headers. By the specification's rule a header that the
-    /// source, a middleware or the endpoint sets is always sent and the browser's copy is
-    /// dropped, so a layer that keeps a header it finds already set (such as
-    /// `courier_layers::auth::AuthLayer`) replaces a relayed one instead: see
-    /// [`ServedRequest::is_relayed`].
+    /// headers) as the call's own headers. A header that the source, a middleware or the
+    /// endpoint sets is always sent and the browser's copy is dropped, so a layer that keeps a
+    /// header it finds already set (such as `courier_layers::auth::AuthLayer`) replaces a
+    /// relayed one instead: see [`ServedRequest::is_relayed`].
     ///
     /// ```
     /// use courier::context::ServedRequest;

@@ -4,8 +4,9 @@ use std::fmt;
 
 /// The stable code of a [`ConfigurationError`].
 ///
-/// The first eight are the specification's codes; the rest are courier's own, for what a Rust
-/// builder or a config file can get wrong that the specification's TypeScript types rule out.
+/// The first eight are mistakes that types cannot rule out, in Rust as in TypeScript; the rest
+/// are for what a Rust builder or a config file can get wrong where TypeScript's types would
+/// rule it out.
 /// [`ErrorCode::as_str`] gives the code as it appears on the wire and in `courier check`'s output.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[non_exhaustive]

@@ -7,10 +7,10 @@
 //!
 //! # The runtime tree
 //!
-//! An [`ApiDef`] (the spec's `defineApi`) holds a source's options and its [`GroupDef`]s; a group
-//! holds endpoints and nested groups to any depth; an endpoint is one of three heads:
-//! [`HttpEndpoint`], [`StreamEndpoint`], [`ChannelEndpoint`]. [`ApiBuilder::build`] validates the
-//! whole tree and resolves each endpoint's address, path options, exposure and transport.
+//! An [`ApiDef`] holds a source's options and its [`GroupDef`]s; a group holds endpoints and
+//! nested groups to any depth; an endpoint is one of three heads: [`HttpEndpoint`],
+//! [`StreamEndpoint`], [`ChannelEndpoint`]. [`ApiBuilder::build`] validates the whole tree and
+//! resolves each endpoint's address, path options, exposure and transport.
 //!
 //! ```
 //! use courier::{ApiDef, CacheOptions, GroupDef, HttpEndpoint, StreamEndpoint};
@@ -85,5 +85,5 @@ pub use crate::tree::path_options::{
 pub use crate::tree::resolve::{ResolvedEndpoint, ResolvedGroup};
 pub use crate::tree::source::{ResponseParser, SourceOptions};
 pub use crate::validate::{RESERVED_ENDPOINT_NAMES, RESERVED_GROUP_NAMES};
-/// The cancellation signal of sources and calls (the spec's `signal`), from tokio-util.
+/// The cancellation signal of sources and calls, from tokio-util.
 pub use tokio_util::sync::CancellationToken;

@@ -5,11 +5,11 @@ use serde::{Deserialize, Serialize};
 use std::fmt;
 use std::time::Duration;
 
-/// How a response body is parsed (the spec's `responseType`). Default [`ResponseType::Json`].
+/// How a response body is parsed. Default [`ResponseType::Json`].
 ///
-/// The spec's `blob` and `arrayBuffer` are both [`ResponseType::Bytes`] in Rust; `formData` is
-/// [`ResponseType::Form`]. A config file takes either name: `bytes`, `blob` or `arrayBuffer`;
-/// `form` or `formData`.
+/// `blob` and `arrayBuffer` (as JavaScript's `Response` names those reads of a body) are both
+/// [`ResponseType::Bytes`] in Rust; `formData` is [`ResponseType::Form`]. A config file takes
+/// either name: `bytes`, `blob` or `arrayBuffer`; `form` or `formData`.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum ResponseType {
@@ -18,10 +18,10 @@ pub enum ResponseType {
     Json,
     /// The body as UTF-8 text.
     Text,
-    /// The body as raw bytes (the spec's `blob` and `arrayBuffer`).
+    /// The body as raw bytes (also named `blob` or `arrayBuffer`).
     #[serde(alias = "blob", alias = "arrayBuffer")]
     Bytes,
-    /// A form read into a map of its fields (the spec's `formData`): `multipart/form-data`, or
+    /// A form read into a map of its fields (also named `formData`): `multipart/form-data`, or
     /// else URL-encoded, read by the source's search-parameter rules.
     #[serde(alias = "formData")]
     Form,
@@ -109,11 +109,11 @@ impl fmt::Debug for CsrfKey {
     }
 }
 
-/// How a source keeps the user's session (the spec's `SessionOptions`).
+/// How a source keeps the user's session.
 ///
-/// The spec names `cookies`, `bearer` and `csrf`; it also says the session governs whether the
-/// backend's session cookies reach the browser and which other origins may write with it, without
-/// naming those fields. courier names them `pass_set_cookie` and `trusted_origins`.
+/// Besides `cookies`, `bearer` and `csrf`, the session governs whether the backend's session
+/// cookies reach the browser (`pass_set_cookie`) and which other origins may write with it
+/// (`trusted_origins`).
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct SessionOptions {
@@ -259,8 +259,7 @@ impl From<&str> for HeaderToggle {
     }
 }
 
-/// Which headers a call made while serving a request carries from that request (the spec's
-/// `ForwardOptions`).
+/// Which headers a call made while serving a request carries from that request.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct ForwardOptions {
@@ -331,7 +330,7 @@ impl ForwardOptions {
     }
 }
 
-/// How an endpoint takes part in the user's session (the spec's endpoint option `session`).
+/// How an endpoint takes part in the user's session.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub enum SessionMode {
     /// The source's session applies, with its write checks (the default; `true` in a config file).
@@ -383,9 +382,9 @@ impl From<bool> for SessionMode {
     }
 }
 
-/// Caching declared on a read (the spec's `.cache(options)`). A read that declares it, and has
-/// no sensitive variables, may be sent as GET through the proxy; a caller's `CacheLayer` keeps
-/// its successful answers for `revalidate` seconds.
+/// Caching declared on a read. A read that declares it, and has no sensitive variables, may be
+/// sent as GET through the proxy; a caller's `CacheLayer` keeps its successful answers for
+/// `revalidate` seconds.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct CacheOptions {
@@ -484,10 +483,9 @@ impl Backoff {
 
 /// When and how a call is retried (an endpoint's `.retry(...)`).
 ///
-/// The spec does not show `.retry()`'s argument; this is courier's. The defaults retry reads and
-/// idempotent methods on status 0 (network failure), 429, 502, 503 and 504, honouring
-/// `Retry-After`, up to 3 attempts in all. A non-idempotent write is retried only when its
-/// endpoint sets [`RetryPolicy::writes`].
+/// The defaults retry reads and idempotent methods on status 0 (network failure), 429, 502, 503
+/// and 504, honouring `Retry-After`, up to 3 attempts in all. A non-idempotent write is retried
+/// only when its endpoint sets [`RetryPolicy::writes`].
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct RetryPolicy {
@@ -563,10 +561,10 @@ impl RetryPolicy {
     }
 }
 
-/// The settings of the sockets a caller opens for its channels (the spec's `CallerWSOptions`).
+/// The settings of the sockets a caller opens for its channels (the browser package's
+/// `CallerWSOptions`).
 ///
-/// The spec leaves the units and the defaults open; courier's are below. Every duration is in
-/// milliseconds, every size in bytes.
+/// Every duration is in milliseconds, every size in bytes. The defaults:
 ///
 /// | field | default | meaning |
 /// |---|---|---|
@@ -719,8 +717,8 @@ type AuthFn = dyn Fn() -> crate::BoxFuture<
     > + Send
     + Sync;
 
-/// A socket's authentication parameters (the spec's `WSAuthParams`): fixed, or computed before
-/// each connection.
+/// A socket's authentication parameters (the browser package's `WSAuthParams`): fixed, or
+/// computed before each connection.
 #[derive(Clone)]
 pub enum WsAuth {
     /// The same parameters every time.

@@ -126,7 +126,7 @@ impl<T: DeserializeOwned + Send + 'static> FromResponse for T {
     }
 }
 
-/// The response body unread, for endpoints with `stream: true` (the spec's `ReadableStream`).
+/// The response body unread, for endpoints with `stream: true`.
 /// It is an [`http_body::Body`]; `http_body_util::BodyExt` reads it frame by frame.
 #[derive(Debug)]
 pub struct BodyStream(Body);

@@ -1,5 +1,5 @@
-//! The routes record (the spec's `CourierRoutes`): which endpoints a page may call through the
-//! proxy and how each is reached, written from the endpoints marked `.expose()`.
+//! The routes record (the browser package's `RoutesRecord`): which endpoints a page may call
+//! through the proxy and how each is reached, written from the endpoints marked `.expose()`.
 //!
 //! ```
 //! use courier::routes::{RouteShape, Routes};
@@ -44,7 +44,7 @@ use serde::{Deserialize, Serialize, Serializer};
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
-/// How one exposed endpoint is reached through the proxy (the spec's `RouteShape`).
+/// How one exposed endpoint is reached through the proxy (the browser package's `RouteShape`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum RouteShape {
     /// A read; `get` when it may be cached (`.cache()`, no sensitive variables) and is sent as
@@ -134,7 +134,8 @@ impl RouteShape {
 }
 
 /// The routes record: the source's name, its exposed endpoints by dotted path, and the source's
-/// own `cancelPrevious` and `coalesce`. Serialises to the spec's JSON shape (camelCase keys).
+/// own `cancelPrevious` and `coalesce`. Serialises to the JSON the browser package's
+/// `RoutesRecord` reads (camelCase keys).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Routes {
@@ -148,7 +149,7 @@ pub struct Routes {
     /// The source's `coalesce`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub coalesce: Option<bool>,
-    /// The reads whose variables are sensitive (the specification's boundary `sensitive`): a
+    /// The reads whose variables are sensitive (a boundary record's `sensitive` list): a
     /// caller sends them as POST whatever else it is told. Written by [`Routes::boundary`].
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub sensitive: Vec<String>,
@@ -204,7 +205,7 @@ impl Routes {
         }
     }
 
-    /// The boundary of `api` as source `source` (the specification's `defineBoundary()`): what a
+    /// The boundary of `api` as source `source`: what a
     /// proxy caller needs to know of the API without its definition, in the routes' shape. It
     /// names what a browser may call and nothing else — the exposed endpoints, as
     /// [`Routes::from_api`] does, so no internal endpoint's name ships to whoever loads it — and

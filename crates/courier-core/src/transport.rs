@@ -1,5 +1,5 @@
-//! Transport overrides and middleware as descriptors: the spec's `fetch`, `dispatcher` and
-//! `.use()`. They are stored in the tree here and put to work by `courier-client`.
+//! Transport overrides and middleware as descriptors: [`Fetch`], [`Dispatcher`] and
+//! [`Middleware`]. They are stored in the tree here and put to work by `courier-client`.
 
 use crate::body::{Body, BoxError};
 use http::{Request, Response, Uri};
@@ -103,8 +103,8 @@ impl fmt::Debug for HttpService {
     }
 }
 
-/// A replacement transport for a source or group (the spec's `fetch`): any `tower::Service` from
-/// `http::Request<Body>` to `http::Response<Body>`.
+/// A replacement transport for a source or group: any `tower::Service` from `http::Request<Body>`
+/// to `http::Response<Body>`.
 ///
 /// ```
 /// use courier::{Body, Fetch};
@@ -154,8 +154,8 @@ impl fmt::Debug for ClientIdentity {
     }
 }
 
-/// How connections are made for a source or group (the spec's `dispatcher`, and what Bun's
-/// `proxy` / `tls` and Deno's `client` carry): an HTTP proxy, a client certificate, extra
+/// How connections are made for a source or group (what Bun's `proxy` / `tls` and Deno's
+/// `client` fetch options carry in JavaScript): an HTTP proxy, a client certificate, extra
 /// trusted roots.
 ///
 /// courier-client builds its connector from these; a fully custom connector replaces the whole
@@ -199,7 +199,7 @@ impl Dispatcher {
 }
 
 /// The transport settings a source or group may set; the nearest group that sets each wins over
-/// the source (address rule 6), and a call's own options win over both.
+/// the source, and a call's own options win over both.
 #[derive(Clone, Debug, Default)]
 pub struct TransportOptions {
     /// A replacement HTTP transport.

@@ -235,8 +235,8 @@ pub(crate) fn members<'a>(
                 ));
             }
         }
-        // A group and an endpoint may share a name (the spec's member named like a contained
-        // group: callable as the endpoint, readable as the group); two of one kind may not.
+        // A group and an endpoint may share a name (a member named like a contained group is
+        // callable as the endpoint, readable as the group); two of one kind may not.
         let same_kind =
             |m: &Member<'_>| matches!(m.kind, Kind::Group) == matches!(member.kind, Kind::Group);
         if let Some(first) = members

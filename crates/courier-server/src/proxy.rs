@@ -200,7 +200,7 @@ impl Proxy {
         self
     }
 
-    /// The path of channels. No default (as the specification's `proxyPath.ws`): without
+    /// The path of channels. No default (as the browser package's `proxyPath.ws`): without
     /// one, channels are not served.
     pub fn ws_path(mut self, path: impl Into<String>) -> Self {
         self.ws_path = Some(path.into());

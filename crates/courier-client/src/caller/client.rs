@@ -109,9 +109,9 @@ impl ClientBuilder {
         self
     }
 
-    /// Adds a tower layer to every call, where the source's `middleware` goes (the spec's
-    /// `.use()`): inside the session and forwarded headers, outside coalescing, retry and the
-    /// timeout. Layers added first run first.
+    /// Adds a tower layer to every call, where the source's `middleware` goes: inside the session
+    /// and forwarded headers, outside coalescing, retry and the timeout. Layers added first run
+    /// first.
     pub fn layer<L>(mut self, layer: L) -> Self
     where
         L: Layer<HttpService, Service: BodyService> + Send + Sync + 'static,
@@ -127,7 +127,7 @@ impl ClientBuilder {
         self
     }
 
-    /// The settings of the sockets the client's channels open (the spec's `ws` option).
+    /// The settings of the sockets the client's channels open (the browser package's `ws` option).
     pub fn ws(mut self, ws: courier_core::WsOptions) -> Self {
         self.ws = ws;
         self

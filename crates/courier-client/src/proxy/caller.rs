@@ -19,7 +19,7 @@ use std::sync::Arc;
 use std::time::Duration;
 use url::Url;
 
-/// Whether the caller keeps and sends the cookies the proxy route sets (the specification's
+/// Whether the caller keeps and sends the cookies the proxy route sets (the browser package's
 /// `credentials`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 #[non_exhaustive]
@@ -78,8 +78,8 @@ impl<A: ApiSpec> Caller<A, ProxyClient> {
 
 impl<A: ApiSpec> Caller<A, ProxyClient> {
     /// The boundary form: a record of the API's endpoints written without its definition
-    /// ([`Routes::boundary`], the specification's `defineBoundary()`): every read goes as GET
-    /// unless it has sensitive variables; the proxy refuses what it does not expose.
+    /// ([`Routes::boundary`]): every read goes as GET unless it has sensitive variables; the
+    /// proxy refuses what it does not expose.
     pub fn boundary(base_url: impl Into<String>, boundary: Routes) -> ProxyCallerBuilder<A> {
         ProxyCallerBuilder::new(base_url.into(), Form::Routes(boundary))
     }
@@ -90,7 +90,7 @@ enum Form {
     Source { name: String, api: ApiDef },
 }
 
-/// Builds a [`ProxyCaller`]: the specification's `ProxyCallerOptions`.
+/// Builds a [`ProxyCaller`]: its options, the browser package's `ProxyCallerOptions`.
 #[must_use]
 pub struct ProxyCallerBuilder<A: ApiSpec> {
     base_url: String,

@@ -3,7 +3,7 @@
 //! from Rust (a desktop or command-line front end, a test of the proxy, a service that may only
 //! reach the app).
 //!
-//! The forms of the specification:
+//! It comes in three forms:
 //!
 //! - **Routes** ([`ProxyCaller::routes`]): built from the routes record
 //!   ([`Routes`](courier_core::routes::Routes), written by `courier routes` or [`Routes::from_api`](courier_core::routes::Routes::from_api)). Only the routed
@@ -19,11 +19,11 @@
 //!   without the definition ([`Routes::boundary`](courier_core::routes::Routes::boundary), which lists the sensitive reads as POST
 //!   reads), for a program that must not carry the definition.
 //!
-//! Two choices differ from the TypeScript library. A typed caller finds its endpoints by name at
-//! run time, so there is no form with neither routes, a source nor a boundary (the
-//! specification's all-POST client). And a source's options hold no proxy paths in courier —
-//! where the proxy is served is the app's choice, not the API's — so the paths are the
-//! caller's own ([`ProxyCallerBuilder::proxy_path`]), over the defaults.
+//! A typed caller finds its endpoints by name at run time, so there is no form with neither
+//! routes, a source nor a boundary (the browser package has one, its name-only form, which sends
+//! every call as POST). And a source's options hold no proxy paths — where the proxy is served
+//! is the app's choice, not the API's — so the paths are the caller's own
+//! ([`ProxyCallerBuilder::proxy_path`]), over the defaults.
 //!
 //! # The wire
 //!
@@ -52,11 +52,11 @@
 //! - A channel with no `ws` path: `WS_PATH_NOT_CONFIGURED`.
 //! - Variables holding raw bytes (a `serialize_bytes` value such as `bytes::Bytes`):
 //!   `PROXY_VARIABLE_NOT_SERIALIZABLE`, naming where they are. Files go in a `Form`.
-//! - A stream (the specification's other unserializable value) cannot be variables at all: an
-//!   endpoint's variables are `Serialize` or a [`Form`](courier_core::encode::Form), so an
-//!   endpoint declared with a stream, or called with one, does not compile — earlier still
-//!   than `PROXY_VARIABLE_NOT_SERIALIZABLE`. A `Form`, for its part, goes with an HTTP call
-//!   only: given to a stream or a channel, it is `PROXY_VARIABLE_NOT_SERIALIZABLE`.
+//! - A stream (which JSON cannot carry either) cannot be variables at all: an endpoint's
+//!   variables are `Serialize` or a [`Form`](courier_core::encode::Form), so an endpoint
+//!   declared with a stream, or called with one, does not compile — earlier still than
+//!   `PROXY_VARIABLE_NOT_SERIALIZABLE`. A `Form`, for its part, goes with an HTTP call only:
+//!   given to a stream or a channel, it is `PROXY_VARIABLE_NOT_SERIALIZABLE`.
 //!
 //! # What runs where
 //!
@@ -82,11 +82,11 @@ pub use self::caller::{Credentials, ProxyCaller, ProxyCallerBuilder};
 pub use self::client::ProxyClient;
 pub use self::hooks::Success;
 use self::route::not_serializable;
-/// The proxy route's paths (the specification's `proxyPath`): each a path on the caller's base
-/// URL, or an absolute URL of its own.
+/// The proxy route's paths (the browser package's `proxyPath`): each a path on the caller's
+/// base URL, or an absolute URL of its own.
 #[doc(no_inline)]
 pub use courier_core::config::ProxyPaths;
 
-/// The longest address a read is sent as GET with; a longer one goes as POST (the
-/// specification's 2 KB).
+/// The longest address a read is sent as GET with, 2 KB as in the browser package; a longer one
+/// goes as POST.
 pub const MAX_GET_ADDRESS: usize = 2048;

@@ -334,9 +334,10 @@ impl Route {
                     });
                 }
             }
-            // What the spec counts as an HTTPError: an answer of 400 and above (the proxy's
-            // refusals, the upstream's, a read cancelled by a newer one: 499), and status 0 for
-            // no answer at all (a network failure, a timeout).
+            // What counts as an HTTPError, as the browser package's `onError` hears it: an
+            // answer of 400 and above (the proxy's refusals, the upstream's, a read cancelled by
+            // a newer one: 499), and status 0 for no answer at all (a network failure, a
+            // timeout).
             Err(error) if error.is_http() || error.is_network() || error.is_timeout() => {
                 if let Some(on_error) = &self.hooks.on_error {
                     on_error(error);

@@ -15,7 +15,7 @@ use http::{HeaderMap, StatusCode};
 use std::future::Future;
 use std::sync::Arc;
 
-/// A whole response: status, headers and the parsed body (the spec's `HttpResponse`).
+/// A whole response: status, headers and the parsed body (the browser package's `HttpResponse`).
 #[derive(Clone, Debug)]
 pub struct HttpResponse<T> {
     /// The status code.
@@ -72,7 +72,7 @@ impl IntoVariables for Form {
 }
 
 /// The transport settings that apply to one call of `endpoint`: the call's own, over the nearest
-/// group's, over the source's (address rule 6).
+/// group's, over the source's.
 pub fn call_transport(
     endpoint: &ResolvedEndpoint,
     options: Option<&CallOptions>,

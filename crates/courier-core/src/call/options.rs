@@ -7,7 +7,8 @@ use http::{HeaderMap, HeaderName, HeaderValue, Method};
 use std::sync::Arc;
 use tokio_util::sync::CancellationToken;
 
-/// Options for one call, set with `.with(...)` on a typed view (the spec's `CallOptions`).
+/// Options for one call, set with `.with(...)` on a typed view (the browser package's
+/// `CallOptions`).
 ///
 /// Each set option wins over the endpoint's and the source's; `.with()` twice merges, the later
 /// call's options winning. Each option is set by the builder method of its plain name and read
@@ -48,7 +49,7 @@ pub struct Progress {
     pub percent: f64,
 }
 
-/// A callback told of an upload's progress (the spec's `onUploadProgress`).
+/// A callback told of an upload's progress (the browser package's `onUploadProgress`).
 #[derive(Clone)]
 pub struct UploadProgress(Arc<ProgressFn>);
 
@@ -95,14 +96,13 @@ impl CallOptions {
         self
     }
 
-    /// Aborts this call when `signal` is cancelled (the spec's `signal`).
+    /// Aborts this call when `signal` is cancelled (the browser package's `signal` call option).
     pub fn signal(mut self, signal: CancellationToken) -> Self {
         self.signal = Some(signal);
         self
     }
 
-    /// A replacement transport for this call, over the endpoint's groups and source (address
-    /// rule 6).
+    /// A replacement transport for this call, over the endpoint's groups and source.
     pub fn fetch(mut self, fetch: Fetch) -> Self {
         self.transport.fetch = Some(fetch);
         self
@@ -115,16 +115,16 @@ impl CallOptions {
     }
 
     /// Reports the upload's progress as the connection reads the body, ending at `1.0` before
-    /// the call resolves (the spec's `onUploadProgress`).
+    /// the call resolves (the browser package's `onUploadProgress`).
     pub fn on_upload_progress(mut self, f: impl Fn(Progress) + Send + Sync + 'static) -> Self {
         self.upload_progress = Some(UploadProgress::new(f));
         self
     }
 
-    /// The served request this call is made for, when it is made outside the server's own scope
-    /// (the spec's per-call `Context`): its session and forwarded headers go with the call as if
-    /// the server were serving it here. Within a handler wrapped in the server's context layer
-    /// there is no need: the served request is found on its own.
+    /// The served request this call is made for, when it is made outside the server's own scope:
+    /// its session and forwarded headers go with the call as if the server were serving it here.
+    /// Within a handler wrapped in the server's context layer there is no need: the served
+    /// request is found on its own.
     pub fn context(mut self, served: ServedRequest) -> Self {
         self.context = Some(served);
         self

@@ -6,8 +6,8 @@ use super::raw::RawProxy;
 use crate::error::{ConfigurationError, ErrorCode};
 use std::time::Duration;
 
-/// The paths of the proxy route (the spec's `proxyPath`): HTTP calls, SSE streams and WebSocket
-/// channels. Read from the config file's `[proxy]` table.
+/// The paths of the proxy route (the browser package's `proxyPath`): HTTP calls, SSE streams and
+/// WebSocket channels. Read from the config file's `[proxy]` table.
 ///
 /// ```
 /// use courier::config::ProxyPaths;

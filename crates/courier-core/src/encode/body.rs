@@ -28,7 +28,8 @@ pub struct SerializedBody {
     pub bytes: Bytes,
 }
 
-/// `application/x-www-form-urlencoded` bodies, the spec's example of a custom body serializer.
+/// `application/x-www-form-urlencoded` bodies: a ready-made [`BodySerializer`] for a source to
+/// set in place of JSON.
 ///
 /// Nested values follow the [default search-parameter rules](super#how-variables-become-search-parameters):
 /// arrays repeat the key, objects use brackets, nulls are left out.

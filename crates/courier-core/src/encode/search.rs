@@ -20,8 +20,8 @@ pub trait SearchParamsSerializer: Send + Sync + std::fmt::Debug {
     fn stringify(&self, params: &Map<String, Value>) -> String;
 
     /// Reads a query string (without the leading `?`) back into variables. A client calls it to
-    /// read a URL-encoded answer of the `form` response type (the specification's `formData`),
-    /// so a source whose upstream writes its own encoding reads it back by the same rules.
+    /// read a URL-encoded answer of the `form` response type, so a source whose upstream writes
+    /// its own encoding reads it back by the same rules.
     fn parse(&self, query: &str) -> Result<Map<String, Value>, SearchParamsError>;
 }
 

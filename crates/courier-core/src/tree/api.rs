@@ -15,8 +15,8 @@ use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 use tokio_util::sync::CancellationToken;
 
-/// Builds an [`ApiDef`] (the spec's `defineApi`). Setters take and return `self`; [`build`]
-/// validates the whole tree and returns the first error met.
+/// Builds an [`ApiDef`]. Setters take and return `self`; [`build`] validates the whole tree and
+/// returns the first error met.
 ///
 /// [`build`]: ApiBuilder::build
 #[derive(Debug, Default)]
@@ -120,14 +120,15 @@ impl ApiBuilder {
     }
 
     /// Every read is cancelled by a newer call of the same endpoint still in flight, as if each
-    /// were listed in [`cancel_previous`](Self::cancel_previous) (the spec's `deduplicate`).
-    /// A proxy caller made from this source takes it as its default. Default false.
+    /// were listed in [`cancel_previous`](Self::cancel_previous) (the browser package's
+    /// `deduplicate`). A proxy caller made from this source takes it as its default. Default
+    /// false.
     pub fn deduplicate(mut self, deduplicate: bool) -> Self {
         self.options.deduplicate = deduplicate;
         self
     }
 
-    /// Applies a tower layer to every request (the spec's `middleware`), outermost first.
+    /// Applies a tower layer to every request, outermost first.
     pub fn middleware(mut self, middleware: Middleware) -> Self {
         self.options.middleware.push(middleware);
         self
@@ -163,19 +164,19 @@ impl ApiBuilder {
         self
     }
 
-    /// A replacement transport (the spec's `fetch`).
+    /// A replacement transport.
     pub fn fetch(mut self, fetch: Fetch) -> Self {
         self.options.transport.fetch = Some(fetch);
         self
     }
 
-    /// How connections are made (the spec's `dispatcher`).
+    /// How connections are made.
     pub fn dispatcher(mut self, dispatcher: Dispatcher) -> Self {
         self.options.transport.dispatcher = Some(dispatcher);
         self
     }
 
-    /// Aborts every call of the source when `signal` is cancelled (the spec's `signal`).
+    /// Aborts every call of the source when `signal` is cancelled.
     pub fn signal(mut self, signal: CancellationToken) -> Self {
         self.options.signal = Some(signal);
         self

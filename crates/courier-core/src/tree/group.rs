@@ -6,7 +6,7 @@ use crate::settings::LayerSettings;
 use crate::transport::{Dispatcher, Fetch, TransportOptions};
 use std::collections::BTreeMap;
 
-/// A group of endpoints and nested groups, to any depth (the spec's `defineGroup`).
+/// A group of endpoints and nested groups, to any depth.
 ///
 /// A group may hold endpoints, groups, or both; a group made only of groups needs no endpoints.
 /// A member named the same as a contained group is both callable as the endpoint and readable as
@@ -70,14 +70,14 @@ impl GroupDef {
         self
     }
 
-    /// A replacement transport for the group's calls (the spec's `fetch`).
+    /// A replacement transport for the group's calls.
     #[must_use]
     pub fn fetch(mut self, fetch: Fetch) -> Self {
         self.transport.fetch = Some(fetch);
         self
     }
 
-    /// How the group's connections are made (the spec's `dispatcher`).
+    /// How the group's connections are made.
     #[must_use]
     pub fn dispatcher(mut self, dispatcher: Dispatcher) -> Self {
         self.transport.dispatcher = Some(dispatcher);

@@ -14,13 +14,13 @@ type Compute = dyn Fn(Option<&http::request::Parts>) -> BoxFuture<'static, Resul
     + Send
     + Sync;
 
-/// Values for path parameter substitution, set on a source or a group (the spec's `pathOptions`).
+/// Values for path parameter substitution, set on a source or a group.
 ///
 /// Either a fixed map, or a function of the request being served (`None` outside a server), which
 /// may be async. Levels resolve source first, then groups outer to inner, a lower level replacing
 /// a higher one's value for the same key; a caller's variables never replace a key that path
-/// options hold (address rule 4): such a variable is dropped from the call altogether, so a
-/// browser cannot override, say, a tenant the server sets.
+/// options hold: such a variable is dropped from the call altogether, so a browser cannot
+/// override, say, a tenant the server sets.
 ///
 /// ```
 /// use courier::PathOptions;

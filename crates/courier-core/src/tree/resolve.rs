@@ -1,14 +1,12 @@
-//! Resolution of a tree into addressable endpoints: the spec's address rules 1–7, computed once
-//! when the tree is built.
+//! Resolution of a tree into addressable endpoints, computed once when the tree is built:
 //!
-//! - **Address** (rule 1): base URL, then each enclosing group's prefix outer to inner, then the
-//!   endpoint path, joined with one `/` at each joint ([`join_path`]).
-//! - **Names** (rules 2, 3, 7): a group is named by its dotted path; names may not hold dots or
-//!   be reserved.
-//! - **Path options** (rule 4): the chain is the source's, then each group's outer to inner.
-//! - **Exposure** (rule 5): the endpoint's own `.expose()`, else the nearest group that sets it,
-//!   else the source.
-//! - **Transport** (rule 6): each setting from the nearest group that sets it, over the source's.
+//! - **Address**: base URL, then each enclosing group's prefix outer to inner, then the endpoint
+//!   path, joined with one `/` at each joint ([`join_path`]).
+//! - **Names**: a group is named by its dotted path; names may not hold dots or be reserved.
+//! - **Path options**: the chain is the source's, then each group's outer to inner.
+//! - **Exposure**: the endpoint's own `.expose()`, else the nearest group that sets it, else the
+//!   source.
+//! - **Transport**: each setting from the nearest group that sets it, over the source's.
 
 use super::endpoint::{EndpointDef, HttpAddress, Kind};
 use super::group::GroupDef;

@@ -1,5 +1,5 @@
-//! A source's own options ([`SourceOptions`], the spec's `BaseOptions`), its response parser,
-//! and the check of a transport's settings that sources and groups share.
+//! A source's own options ([`SourceOptions`]), its response parser, and the check of a
+//! transport's settings that sources and groups share.
 
 use super::path_options::PathOptions;
 use crate::body::BoxError;
@@ -17,7 +17,7 @@ use tokio_util::sync::CancellationToken;
 
 type ParseFn = dyn Fn(&http::response::Parts, Bytes) -> Result<Value, BoxError> + Send + Sync;
 
-/// A custom response parser (the spec's `responseParser`); overrides the response type.
+/// A custom response parser; overrides the response type.
 #[derive(Clone)]
 pub struct ResponseParser(Arc<ParseFn>);
 
@@ -42,8 +42,8 @@ impl fmt::Debug for ResponseParser {
     }
 }
 
-/// A source's options, every field of the spec's `BaseOptions` table; read them on a built
-/// [`ApiDef`](crate::ApiDef) with [`ApiDef::options`](crate::ApiDef::options).
+/// A source's options, all of them; read them on a built [`ApiDef`](crate::ApiDef) with
+/// [`ApiDef::options`](crate::ApiDef::options).
 #[derive(Clone, Debug)]
 #[non_exhaustive]
 pub struct SourceOptions {
@@ -86,8 +86,8 @@ pub struct SourceOptions {
     pub expose: bool,
     /// The source's transport settings.
     pub transport: TransportOptions,
-    /// Aborts every call of the source when cancelled (the spec's `signal`); a call's own signal
-    /// aborts that call alone.
+    /// Aborts every call of the source when cancelled; a call's own signal aborts that call
+    /// alone.
     pub signal: Option<CancellationToken>,
 }
 

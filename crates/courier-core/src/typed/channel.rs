@@ -48,10 +48,9 @@ impl<R, V, S> Channel<R, V, S> {
         Channel::from_def(self.def)
     }
 
-    /// Subscribers share a topic by a key computed from their variables (the spec's
-    /// `.topic(key)`). Variables that do not parse as `V` share a topic by their JSON text. For
-    /// a channel this process implements: on one another process serves, the API refuses to
-    /// build (`INVALID_OPTION`).
+    /// Subscribers share a topic by a key computed from their variables. Variables that do not
+    /// parse as `V` share a topic by their JSON text. For a channel this process implements: on
+    /// one another process serves, the API refuses to build (`INVALID_OPTION`).
     #[must_use]
     pub fn topic<F>(self, key: F) -> Self
     where
@@ -68,7 +67,7 @@ impl<R, V, S> Channel<R, V, S> {
 }
 
 impl<R, V> Channel<R, V, NoSend> {
-    /// Declares what the caller may send (the spec's `.send()`).
+    /// Declares what the caller may send.
     pub fn send<S>(self) -> Channel<R, V, S> {
         Channel::from_def(self.def.send())
     }
@@ -108,7 +107,7 @@ impl<R, V, S> Endpoint for Channel<R, V, S> {
     }
 }
 
-/// The head of channels (the spec's `channel`).
+/// The head of channels.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct ChannelHead;
 

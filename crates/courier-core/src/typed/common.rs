@@ -34,7 +34,7 @@ macro_rules! typed_common_builders {
                 Self::from_def(self.def.meta(key, value))
             }
 
-            /// Applies a tower layer to this endpoint's calls (the spec's `.use()`).
+            /// Applies a tower layer to this endpoint's calls.
             #[must_use]
             pub fn layer<L>(self, layer: L) -> Self
             where
@@ -54,7 +54,7 @@ macro_rules! typed_common_builders {
                 Self::from_def(self.def.layer(layer))
             }
 
-            /// Applies a type-erased tower layer (the spec's `.use()`); see
+            /// Applies a type-erased tower layer; see
             /// [`Middleware::new`]($crate::Middleware::new).
             #[must_use]
             pub fn middleware(self, middleware: $crate::Middleware) -> Self {

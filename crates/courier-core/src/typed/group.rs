@@ -28,8 +28,7 @@ pub trait GroupMember {
     type Spec: GroupSpec;
 }
 
-/// A typed group: the struct of its members and the group's own options (the spec's
-/// `defineGroup`).
+/// A typed group: the struct of its members and the group's own options.
 ///
 /// ```
 /// use courier::typed::{endpoint, Group, GroupSpec, Http, Member};

@@ -67,13 +67,12 @@ impl<R, V, K> Http<R, V, K> {
         Http::from_def(self.def)
     }
 
-    /// Declares the variables' type (the spec's `.variables<T>()`); a field's type usually
-    /// declares it instead.
+    /// Declares the variables' type; a field's type usually declares it instead.
     pub fn variables<T>(self) -> Http<R, T, K> {
         self.retype()
     }
 
-    /// Declares the response type (the spec's `.response<T>()`).
+    /// Declares the response type.
     pub fn response<T>(self) -> Http<T, V, K> {
         self.retype()
     }
@@ -104,7 +103,7 @@ impl<R, V, K> Http<R, V, K> {
 }
 
 impl<R, V> Http<R, V, Mutation> {
-    /// Declares a write-verb endpoint a read (the spec's `.reads()`), e.g. a search sent as POST.
+    /// Declares a write-verb endpoint a read, e.g. a search sent as POST.
     pub fn reads(self) -> Http<R, V, Query> {
         Http::from_def(self.def.reads())
     }
@@ -148,7 +147,7 @@ where
     }
 }
 
-/// The head of HTTP endpoints (the spec's `endpoint`): a verb, or `.via()`.
+/// The head of HTTP endpoints: a verb, or `.via()`.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct EndpointHead;
 
@@ -194,7 +193,8 @@ impl EndpointHead {
         Http::from_def(HttpEndpoint::delete(path))
     }
 
-    /// [`EndpointHead::delete`](Self::delete), by the specification's name for it.
+    /// [`EndpointHead::delete`](Self::delete) under the name JavaScript code gives it, `delete`
+    /// being a JavaScript keyword; kept as an alias.
     pub fn del<R, V>(self, path: impl Into<String>) -> Http<R, V, Mutation> {
         self.delete(path)
     }

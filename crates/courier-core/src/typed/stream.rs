@@ -78,7 +78,7 @@ impl<R, V> Endpoint for Stream<R, V> {
     }
 }
 
-/// The head of streams (the spec's `stream`).
+/// The head of streams.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct StreamHead;
 

@@ -209,8 +209,7 @@ pub trait Endpoint {
     ) -> Self::Call<'a, C, M>;
 }
 
-/// The variables an endpoint's calls take, read off its field type (the spec's
-/// `InferVariables`).
+/// The variables an endpoint's calls take, read off its field type.
 ///
 /// ```
 /// use courier::typed::{Http, InferResponse, InferVariables, Mutation, Stream};
@@ -228,9 +227,8 @@ pub trait Endpoint {
 /// ```
 pub type InferVariables<E> = <E as Endpoint>::Vars;
 
-/// What an endpoint's calls give, read off its field type (the spec's `InferResponse`): an HTTP
-/// endpoint's response body, a stream's event data, a channel's message. See
-/// [`InferVariables`].
+/// What an endpoint's calls give, read off its field type: an HTTP endpoint's response body, a
+/// stream's event data, a channel's message. See [`InferVariables`].
 pub type InferResponse<E> = <E as Endpoint>::Response;
 
 /// A typed HTTP call: `.await` it (it is [`IntoFuture`]) for the body, or for the whole

@@ -16,7 +16,7 @@
 //!   `content-type`, `content-length` and `content-encoding`, which describe the body passed
 //!   back.
 //!
-//! The rules the specification gives:
+//! The rules:
 //!
 //! - `content-type`, `content-length` and `content-encoding` are never taken from the lists: on
 //!   the way in they are the browser's envelope (the proxy sends a body of its own), so they

@@ -1,12 +1,11 @@
-//! [`AuthLayer`]: sets `Authorization: Bearer <token>` from an async token supplier (the
-//! spec's `authMiddleware({ getToken })`).
+//! [`AuthLayer`]: sets `Authorization: Bearer <token>` from an async token supplier.
 //!
 //! Before each request the layer asks its supplier for a token, a [`GetToken`]: any
 //! `Fn() -> impl Future<Output = Result<T, E>>` where the token `T` is a `String`, `&'static
 //! str`, `Arc<str>`, `Box<str>` or [`HeaderValue`] (see [`IntoToken`]), and the error `E`
 //! converts into a [`BoxError`]. The supplier runs on every call, so it decides how long a token
 //! is reused (a cache behind an `Arc`) and when it is refreshed; acquiring, refreshing and
-//! logging in are outside this layer, as they are outside the spec.
+//! logging in are outside this layer.
 //!
 //! The rules:
 //!
@@ -18,12 +17,12 @@
 //! - A request that already has the header keeps it, and the supplier is not asked, unless the
 //!   layer is [`overriding`](AuthLayer::overriding). A header on the request by the time it
 //!   reaches this layer was put there by something nearer the call (the call's or the endpoint's
-//!   own headers, the session of the user being served), and the spec's rule is that headers set
-//!   by the source, a middleware or an endpoint are always sent: the more specific one stays.
+//!   own headers, the session of the user being served), and headers set by the source, a
+//!   middleware or an endpoint are always sent: the more specific one stays.
 //!   Use `overriding()` when the supplier's token must win over any header already set.
 //!   Through the proxy, a browser's copy of the header (relayed because it is allow-listed) is
-//!   not the call's own: the supplier's token replaces it, as the spec's rule that a
-//!   middleware's header wins over the browser's copy asks
+//!   not the call's own: the supplier's token replaces it, since a middleware's header wins
+//!   over the browser's copy
 //!   ([`ServedRequest::is_relayed`](courier_core::context::ServedRequest::is_relayed)).
 //! - A supplier that answers `Ok(None)` (`T = Option<_>`) means "no token now": the request
 //!   goes without one, and any header it already has stays.
@@ -362,7 +361,8 @@ where
     fn call(&mut self, request: Request<B>) -> Self::Future {
         let header = &self.config.header;
         // A browser's copy relayed by the proxy is no header of the call's own: the
-        // middleware's token replaces it (the specification's Authentication 1).
+        // middleware's token replaces it, as a header a middleware sets is always sent and the
+        // browser's copy dropped.
         if !self.config.overriding
             && request.headers().contains_key(header)
             && !ServedRequest::is_relayed(&request, header)

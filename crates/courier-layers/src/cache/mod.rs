@@ -1,5 +1,4 @@
-//! [`CacheLayer`]: a read's successful answer kept for a while, and answered again from memory
-//! (the spec's `.cache({ revalidate })`).
+//! [`CacheLayer`]: a read's successful answer kept for a while, and answered again from memory.
 //!
 //! A read that declares `.cache(CacheOptions::new().revalidate(60))` is answered from upstream
 //! once, then from memory for 60 seconds. Where coalescing shares a call only while it is in

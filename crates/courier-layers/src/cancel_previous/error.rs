@@ -4,8 +4,8 @@ use http::StatusCode;
 use std::fmt;
 use std::sync::Arc;
 
-/// The error of a read cancelled by a newer call of the same endpoint. Its status is 499, as
-/// the spec's HTTPError of a cancelled read.
+/// The error of a read cancelled by a newer call of the same endpoint. Its status is 499, as is
+/// the browser package's `HTTPError` for a cancelled read.
 ///
 /// It reaches the caller boxed in a [`BoxError`](courier_core::BoxError); find it with
 /// `downcast_ref::<Cancelled>()`, or by walking an error's `source()` chain when another layer

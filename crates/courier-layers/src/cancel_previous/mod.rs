@@ -1,5 +1,5 @@
 //! [`CancelPreviousLayer`]: a newer read of an endpoint cancels the older one still in flight
-//! (the spec's `cancelPrevious`).
+//! (the browser package's `cancelPrevious`).
 //!
 //! A search box that calls `users.search` on every keystroke wants only the latest answer. When
 //! a request of an endpoint marked [`cancels_previous`](EndpointMeta::cancels_previous) enters

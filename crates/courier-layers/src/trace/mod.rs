@@ -1,5 +1,4 @@
-//! Logging calls: tower-http's [`TraceLayer`] with `tracing`, set up for courier's calls (the
-//! spec's `logMiddleware()`).
+//! Logging calls: tower-http's [`TraceLayer`] with `tracing`, set up for courier's calls.
 //!
 //! courier has no logger of its own. [`trace_layer`] is tower-http's `TraceLayer` with:
 //!

@@ -1,6 +1,6 @@
 //! Methods: the proxy takes GET and POST for calls and GET for streams and sockets; a write
-//! over GET and a sensitive read over GET are refused (the specification's 405s), so a link or
-//! an image can never make a write, and sensitive variables never sit in an address.
+//! over GET and a sensitive read over GET are refused with 405, so a link or an image can never
+//! make a write, and sensitive variables never sit in an address.
 
 use crate::harness::{exchange, read, request, site, still_serves};
 use serde_json::json;

@@ -17,7 +17,7 @@ pub enum ChannelSource {
 
 type TopicFn = dyn Fn(&Value) -> String + Send + Sync;
 
-/// What subscribers of a served channel share a topic by (the spec's `.topic(key)`).
+/// What subscribers of a served channel share a topic by.
 #[derive(Clone, Default)]
 pub enum Topic {
     /// All the variables (the default): subscribers with equal variables share a topic.
@@ -142,7 +142,7 @@ impl ChannelEndpoint {
         }
     }
 
-    /// Declares that the caller may send on the channel (the spec's `.send()`).
+    /// Declares that the caller may send on the channel.
     #[must_use]
     pub fn send(mut self) -> Self {
         self.bidirectional = true;

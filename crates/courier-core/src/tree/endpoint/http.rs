@@ -86,8 +86,8 @@ impl HttpEndpoint {
         Self::method(Method::DELETE, path)
     }
 
-    /// [`HttpEndpoint::delete`], by the specification's name for it (`delete` is a JavaScript
-    /// keyword there).
+    /// [`HttpEndpoint::delete`] under the name JavaScript code gives it, `delete` being a
+    /// JavaScript keyword; kept as an alias.
     pub fn del(path: impl Into<String>) -> Self {
         Self::delete(path)
     }
@@ -96,8 +96,8 @@ impl HttpEndpoint {
     ///
     /// The closure returns a [`WireCall`]: the verb, a path relative to the group prefix, and
     /// the variables still to encode. Rust cannot run the closure at definition time without
-    /// variables, so where the spec records the verb then, courier asks for the kind instead:
-    /// a `.via()` endpoint is a write unless declared [`HttpEndpoint::reads`] (the typed face's
+    /// variables, so the verb is not known then, and courier asks for the kind instead: a
+    /// `.via()` endpoint is a write unless declared [`HttpEndpoint::reads`] (the typed face's
     /// `Http<_, _, Query>` declares it).
     ///
     /// ```
@@ -132,7 +132,7 @@ impl HttpEndpoint {
         }
     }
 
-    /// Declares the endpoint a read whatever its verb (the spec's `.reads()`).
+    /// Declares the endpoint a read whatever its verb.
     #[must_use]
     pub fn reads(mut self) -> Self {
         self.kind = Kind::Query;
@@ -155,7 +155,7 @@ impl HttpEndpoint {
         self
     }
 
-    /// Gives the response body as a stream instead of parsing it (the spec's `stream: true`).
+    /// Gives the response body as a stream instead of parsing it.
     #[must_use]
     pub fn stream_response(mut self) -> Self {
         self.stream = true;

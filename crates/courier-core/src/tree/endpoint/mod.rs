@@ -24,7 +24,8 @@ use crate::settings::LayerSettings;
 use crate::transport::Middleware;
 use serde_json::{Map, Value};
 
-/// Whether an HTTP endpoint reads or writes (the spec's `Kind`: `"query"` or `"mutation"`).
+/// Whether an HTTP endpoint reads or writes: `"query"` or `"mutation"` in the routes record (the
+/// `type` of the browser package's `RouteShape`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Kind {
     /// A read: may be coalesced, cancelled by a newer call, retried and cached.
@@ -89,8 +90,8 @@ impl From<bool> for RetrySetting {
 }
 
 /// Options every head shares: `.expose()`, `.headers()`, the [`LayerSettings`] (`.timeout()`,
-/// `.attempt_timeout()`, `.coalesce()`, `.retry()`), `.meta()`, `.layer()` (the spec's `.use()`),
-/// `session` and `forward`.
+/// `.attempt_timeout()`, `.coalesce()`, `.retry()`), `.meta()`, `.layer()`, `session` and
+/// `forward`.
 #[derive(Clone, Debug)]
 pub struct EndpointOptions {
     /// `Some(true)` when `.expose()`d; `None` defers to the nearest group, then the source.
@@ -132,8 +133,8 @@ macro_rules! common_builders {
         $crate::settings::layer_settings!(level_setters($ty; this => this.options.settings));
 
         impl $ty {
-            /// Marks the endpoint callable by a browser through the proxy (the spec's
-            /// `.expose()`), whatever its group says.
+            /// Marks the endpoint callable by a browser through the proxy, whatever its group
+            /// says.
             #[must_use]
             pub fn expose(mut self) -> Self {
                 self.options.expose = Some(true);
@@ -168,7 +169,7 @@ macro_rules! common_builders {
                 self
             }
 
-            /// Applies a tower layer to this endpoint's calls (the spec's `.use()`).
+            /// Applies a tower layer to this endpoint's calls.
             #[must_use]
             pub fn layer<L>(mut self, layer: L) -> Self
             where

@@ -34,8 +34,8 @@ impl fmt::Debug for Via {
 /// What a `.via()` closure asks for: a verb, a path template relative to the group prefix, the
 /// variables still to encode, and extra headers.
 ///
-/// The verbs mirror the spec's request client (`get`, `post`, `put`, `patch`, `del`, `head`,
-/// `options`, `query`).
+/// One constructor per verb: `get`, `post`, `put`, `patch`, `delete` (and its alias `del`),
+/// `head`, `options`, `query`; [`WireCall::new`] takes any verb.
 #[derive(Clone, Debug)]
 pub struct WireCall {
     /// The verb.
@@ -81,7 +81,8 @@ impl WireCall {
         patch => Method::PATCH;
         /// A DELETE.
         delete => Method::DELETE;
-        /// A DELETE, by the specification's name for it ([`WireCall::delete`]).
+        /// A DELETE: [`WireCall::delete`] under the name JavaScript code gives it, `delete`
+        /// being a JavaScript keyword; kept as an alias.
         del => Method::DELETE;
         /// A HEAD.
         head => Method::HEAD;
