@@ -69,7 +69,7 @@
 //!
 //! | feature | adds |
 //! |---|---|
-//! | `full` | every feature below but `redis` and `typescript` (the default) |
+//! | `full` | every feature below but `redis` (the default) |
 //! | `client` | the callers: [`Caller`], [`Client`], [`ProxyCaller`], the transport, [`Error`], the [`sse`] and [`ws`] clients, the [`live`] hub of channels served in process; the layers of a call's stack come with it (`cancel-previous`, `session`, `forward`, `cache`, `coalesce`, `retry`, `timeout`) |
 //! | `server` | [`server`]: the proxy route (`Proxy`), with `client`, `axum`, `allow-headers` and `session` |
 //! | `axum` | [`Error`] as an axum response (`IntoResponse`), so that a handler can `?` a call; with `client` |

@@ -3,28 +3,51 @@
 //! `courier routes` writes them from a `courier.toml`; an API declared in Rust (a builder or
 //! `#[derive(courier::Api)]`) is written by the app itself, with [`Command`]: a small binary of
 //! the app's own takes the same flags as `courier routes` (`--ts`, `--boundary`, `--out PATH`,
-//! `--check`), so CI can check that the committed module still matches the API:
+//! `--check`), so CI can check that the committed module still matches the API.
 //!
-//! ```no_run
+//! For a typed API, [`Command::new`] takes the `Api<T>` and writes every exposed endpoint's
+//! variables and response types into the module, generated from the Rust types ([`types`]), so
+//! `tsc` checks a page's calls against the Rust API. It needs courier's `typescript` feature,
+//! `#[derive(courier::TypeScript)]` on the API and its groups, and `#[derive(ts_rs::TS)]` on the
+//! endpoints' types; an API without them does not compile there. The binary builds the API
+//! [for its routes](crate::ApiBuilder::for_routes): the routes are its shape, not its address,
+//! so it needs no base URL.
+//!
+//! ```
 //! // src/bin/routes.rs
-//! use courier::routes::{types::Types, Command};
-//! # use courier::{ApiDef, GroupDef, HttpEndpoint};
-//! # fn api() -> ApiDef { ApiDef::builder().group("users", GroupDef::new().expose(true).endpoint("get", HttpEndpoint::get("/:id"))).build().unwrap() }
+//! use courier::typed::{endpoint, Group, Http};
+//! use courier::{Api, ApiBuilder, ApiDef, ConfigurationError};
+//!
+//! #[derive(serde::Deserialize, ts_rs::TS)]
+//! pub struct User { pub id: u32, pub name: String }
+//!
+//! #[derive(courier::Group, courier::TypeScript)]
+//! pub struct Users { pub get: Http<User, u32> }
+//!
+//! #[derive(courier::Api, courier::TypeScript)]
+//! pub struct Example { pub users: Group<Users> }
+//!
+//! /// The API, as the server builds it too (with its `base_url`).
+//! pub fn api(builder: ApiBuilder) -> Result<Api<Example>, ConfigurationError> {
+//!     let users = Group::new(Users { get: endpoint().get("/:id").expose() }).prefix("/users");
+//!     builder.build_typed(Example { users })
+//! }
 //!
 //! fn main() -> std::process::ExitCode {
-//!     // With `#[derive(courier::TypeScript)]` on a typed API: `.types(Types::of::<Example>())`.
-//!     Command::new("demo", &api()).types(Types::new()).run()
+//!     let api = api(ApiDef::builder().for_routes()).expect("the API builds");
+//!     courier::routes::Command::new("demo", &api).run()
 //! }
 //! // cargo run --bin routes -- --ts --out web/src/routes.ts            writes it
 //! // cargo run --bin routes -- --ts --out web/src/routes.ts --check    fails (exit 1) when stale
 //! ```
 //!
-//! With courier's `typescript` feature and `#[derive(courier::TypeScript)]`, the module carries
-//! every exposed endpoint's variables and response types, generated from the Rust types
-//! ([`types`]), so `tsc` checks a page's calls against the Rust API.
+//! An API with no Rust types — a builder's [`ApiDef`], a config file's — goes
+//! through [`Command::untyped`]. Its module's types are `unknown`, so `tsc` checks nothing of a
+//! page's calls: `--ts` says so on stderr each time it writes one, naming the endpoints.
 
 pub use courier_core::routes::*;
 
+use courier_core::typed::{Api, TypeScript};
 use courier_core::ApiDef;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -54,8 +77,19 @@ const USAGE: &str = "usage: [--ts] [--boundary] [--out PATH [--check]]
   --check       do not write: exit 1 when PATH is missing or not what would be written";
 
 impl Command {
-    /// The command for `api`, registered with the proxy as source `source` (the wire's `_s`).
-    pub fn new(source: &str, api: &ApiDef) -> Self {
+    /// The command for the typed `api`, registered with the proxy as source `source` (the
+    /// wire's `_s`); `--ts` writes its endpoints' types, [`Types::of::<A>()`](types::Types::of).
+    pub fn new<A: TypeScript>(source: &str, api: &Api<A>) -> Self {
+        Self {
+            source: source.to_owned(),
+            api: api.def().clone(),
+            types: types::Types::of::<A>(),
+        }
+    }
+
+    /// The command for `api`, which has no Rust types: `--ts` writes every endpoint's types
+    /// `unknown` (unless given with [`Command::types`]), and says so on stderr.
+    pub fn untyped(source: &str, api: &ApiDef) -> Self {
         Self {
             source: source.to_owned(),
             api: api.clone(),
@@ -63,7 +97,8 @@ impl Command {
         }
     }
 
-    /// The endpoints' TypeScript types, for `--ts` (by default every one `unknown`).
+    /// The endpoints' TypeScript types for `--ts`, in place of those the command has: for an
+    /// API whose types are written by hand ([`Types::set`](types::Types::set)).
     #[must_use]
     pub fn types(mut self, types: types::Types) -> Self {
         self.types = types;
@@ -100,7 +135,12 @@ impl Command {
         };
         let text = if flags.ts {
             match routes.to_typescript_with(&self.types) {
-                Ok(text) => text,
+                Ok(text) => {
+                    if let Some(warning) = untyped_warning(&routes, &self.types) {
+                        eprintln!("{warning}");
+                    }
+                    text
+                }
                 Err(err) => return configuration_error(&err),
             }
         } else {
@@ -133,6 +173,34 @@ impl Command {
             Err(ModuleError::Io(err)) => configuration_error(&err),
         }
     }
+}
+
+/// The warning `--ts` prints on stderr when the module types routed endpoints `unknown`: which
+/// ones, and how to give their types.
+fn untyped_warning(routes: &Routes, types: &types::Types) -> Option<serde_json::Value> {
+    let untyped: Vec<&str> = routes
+        .endpoints
+        .keys()
+        .map(String::as_str)
+        .filter(|path| !types.covers(path))
+        .collect();
+    if untyped.is_empty() {
+        return None;
+    }
+    let message = if untyped.len() == routes.endpoints.len() {
+        "every endpoint's variables and response are `unknown`, so `tsc` checks none of the \
+         page's calls: give a typed API with `Command::new(source, &api)` (`#[derive(courier::TypeScript)]` \
+         on the API and its groups, courier's `typescript` feature), or the types with `.types(...)`"
+            .to_owned()
+    } else {
+        format!(
+            "{} of {} endpoints have `unknown` types, so `tsc` does not check the page's calls \
+             of them: give their types with `.types(...)`",
+            untyped.len(),
+            routes.endpoints.len()
+        )
+    };
+    Some(serde_json::json!({ "warning": "untyped", "endpoints": untyped, "message": message }))
 }
 
 /// Reports `err` on stderr as `courier routes` does, and exits 2.
@@ -168,6 +236,49 @@ fn parse(args: impl Iterator<Item = String>) -> Result<Flags, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use courier_core::{GroupDef, HttpEndpoint};
+
+    fn routes() -> Routes {
+        let users = GroupDef::new()
+            .expose(true)
+            .endpoint("get", HttpEndpoint::get("/:id"))
+            .endpoint("list", HttpEndpoint::get(""));
+        let api = ApiDef::builder()
+            .for_routes()
+            .group("users", users)
+            .build()
+            .unwrap();
+        Routes::from_api("demo", &api)
+    }
+
+    #[test]
+    fn an_untyped_module_is_named_on_stderr() {
+        let routes = routes();
+        let warning = untyped_warning(&routes, &types::Types::new()).unwrap();
+        assert_eq!(warning["warning"], "untyped");
+        assert_eq!(
+            warning["endpoints"],
+            serde_json::json!(["users.get", "users.list"])
+        );
+        let message = warning["message"].as_str().unwrap();
+        assert!(
+            message.contains("`tsc` checks none of the page's calls"),
+            "{message}"
+        );
+        assert!(message.contains("Command::new(source, &api)"), "{message}");
+
+        let mut some = types::Types::new();
+        some.set("users.get", "number", "string", None);
+        let warning = untyped_warning(&routes, &some).unwrap();
+        assert_eq!(warning["endpoints"], serde_json::json!(["users.list"]));
+        assert!(warning["message"]
+            .as_str()
+            .unwrap()
+            .starts_with("1 of 2 endpoints have `unknown` types"));
+
+        some.set("users.list", "null", "string[]", None);
+        assert_eq!(untyped_warning(&routes, &some), None);
+    }
 
     fn parsed(args: &[&str]) -> Result<Flags, String> {
         parse(args.iter().map(|a| (*a).to_owned()))

@@ -6,10 +6,11 @@
 #![allow(dead_code)]
 
 use courier::encode::Form;
-use courier::routes::{types::Types, Routes};
+use courier::routes::{types::Types, Command, Routes};
 use courier::typed::{channel, endpoint, stream, Channel, Group, Http, Mutation, Stream};
 use courier::{ApiDef, CacheOptions, ErrorCode};
 use serde::{Deserialize, Serialize};
+use std::process::ExitCode;
 use ts_rs::TS;
 
 /// A user, as the upstream answers it.
@@ -119,6 +120,10 @@ struct Example {
 }
 
 fn api() -> courier::Api<Example> {
+    api_on(ApiDef::builder().base_url("http://127.0.0.1:9"))
+}
+
+fn api_on(builder: courier::ApiBuilder) -> courier::Api<Example> {
     let settings = Group::new(Settings {
         theme: endpoint().post("/theme"),
     });
@@ -144,14 +149,60 @@ fn api() -> courier::Api<Example> {
     let admin = Group::new(Admin {
         audit: endpoint().get("/audit"),
     });
-    ApiDef::builder()
-        .base_url("http://127.0.0.1:9")
+    builder
         .build_typed(Example {
             users,
             todos,
             admin,
         })
         .unwrap()
+}
+
+#[test]
+fn the_routes_command_types_an_api_built_for_its_routes_without_an_address() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("routes.ts");
+    let out_arg = out.to_str().unwrap();
+
+    // No base URL: the routes are the API's shape.
+    let api = api_on(ApiDef::builder().for_routes());
+    let code = Command::new("demo", &api).run_with(["--ts", "--out", out_arg]);
+    assert_eq!(code, ExitCode::SUCCESS);
+    let module = std::fs::read_to_string(&out).unwrap();
+    assert_eq!(
+        module,
+        Routes::from_api("demo", &api)
+            .to_typescript_with(&Types::of::<Example>())
+            .unwrap()
+    );
+    assert!(
+        module.contains(r#""users.get": { variables: UserId; response: User };"#),
+        "{module}"
+    );
+    assert_eq!(
+        Command::new("demo", &api).run_with(["--ts", "--out", out_arg, "--check"]),
+        ExitCode::SUCCESS
+    );
+
+    // The untyped command writes `unknown`, and the module it writes is not the typed one.
+    assert_eq!(
+        Command::untyped("demo", api.def()).run_with(["--ts", "--out", out_arg, "--check"]),
+        ExitCode::from(1)
+    );
+
+    // What is built for its routes cannot be called: a client and a proxy refuse it, naming
+    // `base_url`.
+    let err = courier::Client::new(api.def().clone()).unwrap_err();
+    let config = err.configuration().expect("a configuration error");
+    assert_eq!(
+        (config.code(), config.path()),
+        (ErrorCode::InvalidBaseUrl, Some("base_url"))
+    );
+    let err = courier::server::Proxy::new()
+        .source("demo", api.def().clone())
+        .into_router()
+        .unwrap_err();
+    assert!(err.to_string().contains("no `base_url`"), "{err}");
 }
 
 #[test]

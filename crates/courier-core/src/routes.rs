@@ -315,7 +315,7 @@ impl Routes {
             node.endpoints.push((name.to_owned(), endpoint));
         }
         let mut api = ApiDef::builder()
-            .through_proxy()
+            .for_routes()
             .expose(true)
             .cancel_previous(self.cancel_previous.iter().cloned());
         if let Some(coalesce) = self.coalesce {

@@ -146,9 +146,13 @@ impl ClientBuilder {
     ///
     /// # Errors
     ///
-    /// When a transport cannot be built (a bad certificate or proxy in a `Dispatcher`); the
-    /// error is a configuration error.
+    /// When a transport cannot be built (a bad certificate or proxy in a `Dispatcher`), or an
+    /// endpoint has no address (a definition [built for its routes
+    /// only](courier_core::ApiBuilder::for_routes), without `base_url`); the error is a
+    /// configuration error.
     pub fn build(self) -> Result<Client, Error> {
+        // A definition built for its routes only may have no address to call.
+        self.api.check_addressed()?;
         let transports = TransportCache::new(self.transport).map_err(Error::transport)?;
         let source = self.api.options();
         let mut middleware = source.middleware.clone();
@@ -432,7 +436,8 @@ impl Client {
     ///
     /// # Errors
     ///
-    /// When a transport named by the API cannot be built.
+    /// As [`ClientBuilder::build`]: a transport named by the API cannot be built, or an endpoint
+    /// has no address.
     pub fn new(api: ApiDef) -> Result<Self, Error> {
         Self::builder(api).build()
     }

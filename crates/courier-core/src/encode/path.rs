@@ -218,7 +218,6 @@ fn identifier_len(bytes: &[u8]) -> usize {
     }
 }
 
-/// Checks every character against RFC 3986's `path-abempty`: pchar and `/`.
 /// `template` with each `{name}` that starts a segment written `:name`; `None` when it has no
 /// brace. A brace that is not such a parameter is refused, as the character it is, with the
 /// catch-all `{*rest}` named.
@@ -258,6 +257,7 @@ fn unbrace(template: &str) -> Result<Option<String>, PathTemplateError> {
     Ok(Some(out))
 }
 
+/// Checks every character against RFC 3986's `path-abempty`: pchar and `/`.
 fn check_chars(template: &str) -> Result<(), PathTemplateError> {
     let bytes = template.as_bytes();
     for (index, ch) in template.char_indices() {

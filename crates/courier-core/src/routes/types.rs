@@ -90,6 +90,11 @@ impl Types {
         self.endpoints.is_empty()
     }
 
+    /// Whether the endpoint at the dotted `path` has types.
+    pub fn covers(&self, path: &str) -> bool {
+        self.endpoints.contains_key(path)
+    }
+
     /// Sets `path`'s types by hand: TypeScript type expressions, and the declarations
     /// (`export type …` lines) they need. For an endpoint whose Rust types cannot derive `TS`.
     pub fn set(

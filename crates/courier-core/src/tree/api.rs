@@ -27,9 +27,8 @@ pub struct ApiBuilder {
     headers: Vec<(String, String)>,
     allowed_headers: Vec<String>,
     groups: BTreeMap<String, GroupDef>,
-    /// The shape of an API a proxy caller reaches through a proxy route (`Routes::to_api`): its
-    /// addresses are the proxy's, so it needs no base URL.
-    through_proxy: bool,
+    /// Built for its routes only ([`ApiBuilder::for_routes`]): no base URL needed.
+    for_routes: bool,
 }
 
 // `timeout`, `attempt_timeout`, `coalesce`, `retry`: the source's, under every group's,
@@ -37,9 +36,24 @@ pub struct ApiBuilder {
 crate::settings::layer_settings!(level_setters(ApiBuilder; this => this.options.settings));
 
 impl ApiBuilder {
-    /// Marks the API as reached through a proxy route only, which needs no base URL.
-    pub(crate) fn through_proxy(mut self) -> Self {
-        self.through_proxy = true;
+    /// Builds the definition for its routes only, which need the API's shape and not its
+    /// address: the app's routes binary ([`courier::routes::Command`]) builds it so, and needs
+    /// no `base_url`. A client of it — and so a proxy serving it — still refuses an endpoint it
+    /// has no address for ([`ApiDef::check_addressed`]).
+    ///
+    /// ```
+    /// use courier::{ApiDef, GroupDef, HttpEndpoint};
+    ///
+    /// let users = GroupDef::new().expose(true).endpoint("get", HttpEndpoint::get("/:id"));
+    /// let api = ApiDef::builder().for_routes().group("users", users).build()?;
+    /// assert_eq!(courier::routes::Routes::from_api("demo", &api).endpoints.len(), 1);
+    /// assert!(courier::Client::new(api).is_err()); // no base_url to call it at
+    /// # Ok::<(), courier::ConfigurationError>(())
+    /// ```
+    ///
+    /// [`courier::routes::Command`]: https://docs.rs/courier/latest/courier/routes/struct.Command.html
+    pub fn for_routes(mut self) -> Self {
+        self.for_routes = true;
         self
     }
 
@@ -203,7 +217,7 @@ impl ApiBuilder {
             headers,
             allowed_headers,
             groups,
-            through_proxy,
+            for_routes,
         } = self;
 
         if let Some(url) = base_url {
@@ -227,18 +241,18 @@ impl ApiBuilder {
         check_session_conflict(&options, &index)?;
         check_cancel_previous(&options, &index)?;
         check_topics(&index)?;
-        if options.base_url.is_none() && !through_proxy {
-            check_addressed(&index)?;
-        }
-
-        Ok(ApiDef {
+        let api = ApiDef {
             inner: Arc::new(ApiInner {
                 options,
                 groups,
                 root,
                 index,
             }),
-        })
+        };
+        if !for_routes {
+            api.check_addressed()?;
+        }
+        Ok(api)
     }
 }
 
@@ -338,10 +352,13 @@ fn check_session_conflict(
 /// A source without a base URL: every endpoint another process serves must have a replaced
 /// transport (a `fetch` of its group's or the source's) to reach it, or every call would fail as
 /// a network error that never names the base URL.
-fn check_addressed(
-    index: &HashMap<String, Arc<ResolvedEndpoint>>,
-) -> Result<(), ConfigurationError> {
+/// The first endpoint served by another process that `api` has no address for.
+fn check_addressed(api: &ApiDef) -> Result<(), ConfigurationError> {
     use super::endpoint::{ChannelSource, StreamSource};
+    if api.inner.options.base_url.is_some() {
+        return Ok(());
+    }
+    let index = &api.inner.index;
     let mut paths: Vec<_> = index.keys().collect();
     paths.sort();
     for path in paths {
@@ -464,6 +481,18 @@ impl ApiDef {
     /// Starts a source.
     pub fn builder() -> ApiBuilder {
         ApiBuilder::default()
+    }
+
+    /// Whether every endpoint served by another process has an address: the source's
+    /// `base_url`, or a `fetch` transport of its own. [`ApiBuilder::build`] checks it, unless
+    /// the definition is [built for its routes](ApiBuilder::for_routes); a client checks it
+    /// again before it calls.
+    ///
+    /// # Errors
+    ///
+    /// `INVALID_BASE_URL` at `base_url`, naming the first such endpoint.
+    pub fn check_addressed(&self) -> Result<(), ConfigurationError> {
+        check_addressed(self)
     }
 
     /// The source's options.

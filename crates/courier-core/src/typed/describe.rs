@@ -6,6 +6,12 @@ use crate::routes::types::Types;
 
 /// A `courier::Group` or `courier::Api` struct whose endpoints name their TypeScript types:
 /// what `#[derive(courier::TypeScript)]` implements, and [`Types::of`] reads.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` does not name its endpoints' TypeScript types",
+    label = "derive `courier::TypeScript` on `{Self}`",
+    note = "derive `courier::TypeScript` on the API struct and each of its groups (courier's `typescript` feature) and `ts_rs::TS` on the endpoints' types, so the routes module types the page's calls",
+    note = "an API that cannot have types writes every one `unknown` with `courier::routes::Command::untyped(source, api.def())`"
+)]
 pub trait TypeScript {
     /// Records every endpoint's types, the struct being at the dotted `path` (empty for an
     /// API's root).
