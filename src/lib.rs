@@ -177,6 +177,6 @@ pub mod _derive {}
 #[doc(hidden)]
 #[doc = include_str!("../docs/GUIDE.md")]
 pub mod _guide {}
-/// Derives [`typed::TypeScript`] for a `Group` or `Api` struct: its endpoints' TypeScript types
+/// Derives [`routes::types::TypeScript`] for a `Group` or `Api` struct: its endpoints' TypeScript types
 /// for the browser's routes module ([`routes::types`]; the `typescript` feature).
 pub use courier_macros::TypeScript;

@@ -47,7 +47,8 @@
 
 pub use courier_core::routes::*;
 
-use courier_core::typed::{Api, TypeScript};
+use courier_core::routes::types::TypeScript;
+use courier_core::typed::Api;
 use courier_core::ApiDef;
 use std::path::PathBuf;
 use std::process::ExitCode;

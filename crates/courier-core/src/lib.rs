@@ -41,7 +41,6 @@ pub mod context;
 pub mod encode;
 mod error;
 pub mod headers;
-mod meta;
 mod options;
 mod request;
 mod response;
@@ -59,14 +58,13 @@ pub use crate::call::{
     IntoVariables, Progress, StreamDispatch, UploadProgress,
 };
 pub use crate::error::{ConfigurationError, ErrorCode};
-pub use crate::meta::{Attempts, EndpointMeta};
 pub use crate::options::{
     Backoff, CacheOptions, Csrf, CsrfKey, ForwardOptions, HeaderToggle, Heartbeat, MessageQueue,
     ResponseType, RetryPolicy, SessionMode, SessionOptions, WsAuth, WsOptions,
 };
 pub use crate::request::{build_request, RequestError};
 pub use crate::response::{BodyStream, DecodeError, FromResponse, ResponseBody};
-pub use crate::settings::LayerSettings;
+pub use crate::settings::{LayerSettings, RetrySetting};
 pub use crate::transport::{
     BodyService, ClientIdentity, Dispatcher, Fetch, HttpFuture, HttpService, Middleware,
     TransportOptions,
@@ -74,11 +72,12 @@ pub use crate::transport::{
 pub use crate::tree::api::{ApiBuilder, ApiDef};
 pub use crate::tree::endpoint::{
     ChannelEndpoint, ChannelHandler, ChannelHandlers, ChannelRequest, ChannelSource, EndpointDef,
-    EndpointOptions, Event, EventStream, HttpAddress, HttpEndpoint, Kind, MessageStream,
-    MissedEvents, Peer, PeerHandler, RetrySetting, StreamEndpoint, StreamHandler, StreamRequest,
-    StreamSource, Topic, Via, WireCall,
+    EndpointOptions, Event, EventStream, HttpAddress, HttpEndpoint, MessageStream, MissedEvents,
+    Peer, PeerHandler, StreamEndpoint, StreamHandler, StreamRequest, StreamSource, Topic, Via,
+    WireCall,
 };
 pub use crate::tree::group::GroupDef;
+pub use crate::tree::meta::{Attempts, EndpointMeta, Kind};
 pub use crate::tree::path_options::{
     resolve_path_options, BoxFuture, PathOptionCookies, PathOptions, ResolvedPathOptions,
 };

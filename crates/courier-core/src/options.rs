@@ -711,9 +711,9 @@ impl Default for MessageQueue {
     }
 }
 
-type AuthFn = dyn Fn() -> crate::BoxFuture<
+type AuthFn = dyn Fn() -> futures_core::future::BoxFuture<
         'static,
-        Result<Option<serde_json::Map<String, serde_json::Value>>, crate::BoxError>,
+        Result<Option<serde_json::Map<String, serde_json::Value>>, crate::body::BoxError>,
     > + Send
     + Sync;
 
@@ -735,7 +735,7 @@ impl WsAuth {
         Fut: std::future::Future<
                 Output = Result<
                     Option<serde_json::Map<String, serde_json::Value>>,
-                    crate::BoxError,
+                    crate::body::BoxError,
                 >,
             > + Send
             + 'static,
@@ -750,7 +750,7 @@ impl WsAuth {
     /// When the function computing them fails.
     pub async fn params(
         &self,
-    ) -> Result<Option<serde_json::Map<String, serde_json::Value>>, crate::BoxError> {
+    ) -> Result<Option<serde_json::Map<String, serde_json::Value>>, crate::body::BoxError> {
         match self {
             Self::Params(params) => Ok(Some(params.clone())),
             Self::Dynamic(f) => f().await,

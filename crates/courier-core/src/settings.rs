@@ -2,7 +2,7 @@
 //! once (this module's `layer_settings!` list) and merged once ([`LayerSettings::over`]).
 
 use crate::error::{ConfigurationError, ErrorCode};
-use crate::tree::endpoint::RetrySetting;
+use crate::options::RetryPolicy;
 use std::time::Duration;
 
 /// The list of settings, each once: its docs, its name and its getter's, its type, and its key
@@ -268,5 +268,33 @@ impl LayerSettings {
             }
         }
         Ok(())
+    }
+}
+
+/// An endpoint's retry setting: the stack's default, none, or a policy of its own.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub enum RetrySetting {
+    /// Whatever the stack's default is.
+    #[default]
+    Inherit,
+    /// Never retried.
+    Off,
+    /// Retried by this policy (shared: a call's settings copy it without copying the policy).
+    Policy(std::sync::Arc<RetryPolicy>),
+}
+
+impl From<RetryPolicy> for RetrySetting {
+    fn from(policy: RetryPolicy) -> Self {
+        Self::Policy(std::sync::Arc::new(policy))
+    }
+}
+
+impl From<bool> for RetrySetting {
+    fn from(on: bool) -> Self {
+        if on {
+            RetryPolicy::default().into()
+        } else {
+            Self::Off
+        }
     }
 }

@@ -34,7 +34,7 @@ pub fn derive_api(input: TokenStream) -> TokenStream {
     api::expand(&input).into()
 }
 
-/// Implements `courier::typed::TypeScript` for a `courier::Group` or `courier::Api` struct:
+/// Implements `courier::routes::types::TypeScript` for a `courier::Group` or `courier::Api` struct:
 /// each field's TypeScript types for the routes module (`courier::routes::types`). Needs
 /// courier's `typescript` feature, and every endpoint's variables, response and send types
 /// deriving `ts_rs::TS`.

@@ -1,5 +1,5 @@
-//! `#[derive(courier::TypeScript)]`: `typed::TypeScript::describe`, one
-//! `typed::Describe::describe` per field, for the routes module's types.
+//! `#[derive(courier::TypeScript)]`: `routes::types::TypeScript::describe`, one
+//! `routes::types::Describe::describe` per field, for the routes module's types.
 
 use crate::attrs::Settings;
 use crate::errors::Errors;
@@ -43,7 +43,7 @@ pub(crate) fn expand(input: &DeriveInput) -> TokenStream {
         seen.push((name.clone(), group));
         let ty = &field.ty;
         Some(quote_spanned! {ty.span()=>
-            <#ty as ::courier::typed::Describe>::describe(
+            <#ty as ::courier::routes::types::Describe>::describe(
                 types,
                 &::courier::routes::types::Types::join(path, #name),
             );
@@ -52,7 +52,7 @@ pub(crate) fn expand(input: &DeriveInput) -> TokenStream {
     let (impl_generics, ty_generics, where_clause) = input.generics.split_for_impl();
     quote! {
         #[automatically_derived]
-        impl #impl_generics ::courier::typed::TypeScript for #spec #ty_generics #where_clause {
+        impl #impl_generics ::courier::routes::types::TypeScript for #spec #ty_generics #where_clause {
             fn describe(types: &mut ::courier::routes::types::Types, path: &str) {
                 let _ = (&types, path);
                 #(#calls)*

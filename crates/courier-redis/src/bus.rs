@@ -1,8 +1,9 @@
 //! [`RedisBus`]: the bus, its builder, its error and its figures.
 
 use crate::envelope::Envelope;
-use crate::worker::{self, Inbox, Publish};
-use courier_live::{BusStream, Lagged, LocalBus, Outbound, TopicBus, MISSED};
+use crate::shared::{Publish, Shared};
+use crate::worker::{self, Inbox};
+use courier_live::{BusStream, Lagged, LocalBus, Outbound, TopicBus};
 use futures_util::Stream;
 use redis::aio::{ConnectionManager, ConnectionManagerConfig};
 use redis::{IntoConnectionInfo, ProtocolVersion};
@@ -12,7 +13,7 @@ use std::fmt;
 use std::hash::BuildHasher;
 use std::pin::Pin;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard, Weak};
+use std::sync::{Arc, Mutex, Weak};
 use std::task::{Context, Poll};
 use std::time::Duration;
 use tokio::sync::mpsc;
@@ -22,59 +23,6 @@ use tokio::sync::mpsc;
 #[derive(Clone)]
 pub struct RedisBus {
     shared: Arc<Shared>,
-}
-
-/// What the bus, its worker and its reader share.
-pub(crate) struct Shared {
-    /// This instance's id, in every envelope it publishes.
-    pub(crate) instance: String,
-    pub(crate) prefix: String,
-    /// This instance's subscribers.
-    pub(crate) local: LocalBus,
-    /// Local subscriptions per topic: a topic here is subscribed on Redis.
-    pub(crate) wanted: Mutex<HashMap<String, usize>>,
-    /// Topics whose messages for the other instances did not go out: a gap goes first.
-    pub(crate) missed: Mutex<HashSet<String>>,
-    publishes: mpsc::Sender<Publish>,
-    wake: mpsc::Sender<()>,
-    pub(crate) dropped: AtomicU64,
-    pub(crate) gaps: AtomicU64,
-    pub(crate) connected: AtomicBool,
-    /// Redis subscriptions the worker holds.
-    pub(crate) subscribed: AtomicUsize,
-}
-
-impl Shared {
-    /// Has the worker look at the subscriptions and the gaps again.
-    pub(crate) fn wake(&self) {
-        // Full: a wake is pending already, and it will see this change too.
-        let _ = self.wake.try_send(());
-    }
-
-    pub(crate) fn wanted(&self) -> MutexGuard<'_, HashMap<String, usize>> {
-        self.wanted.lock().unwrap_or_else(|e| e.into_inner())
-    }
-
-    pub(crate) fn missed(&self) -> MutexGuard<'_, HashSet<String>> {
-        self.missed.lock().unwrap_or_else(|e| e.into_inner())
-    }
-
-    /// Tells `topic`'s local subscribers that they may have missed messages.
-    pub(crate) fn tell_gap(&self, topic: &str, why: &str) {
-        self.gaps.fetch_add(1, Ordering::Relaxed);
-        self.local.publish(
-            topic,
-            Outbound::Close {
-                code: MISSED,
-                reason: format!("messages may have been missed: {why}"),
-            },
-        );
-    }
-
-    /// The Redis channel of `topic`.
-    pub(crate) fn channel(&self, topic: &str) -> String {
-        format!("{}{topic}", self.prefix)
-    }
 }
 
 /// Builds a [`RedisBus`]: [`RedisBus::builder`].

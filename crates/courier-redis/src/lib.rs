@@ -68,6 +68,7 @@
 
 mod bus;
 mod envelope;
+mod shared;
 mod worker;
 
 pub use bus::{RedisBus, RedisBusBuilder, RedisBusError, RedisStats};

@@ -1,8 +1,8 @@
 //! The bus's two tasks: one publishes and keeps the subscriptions, one hands what Redis sends
 //! to this instance's subscribers. Both hold the bus weakly and end when it is dropped.
 
-use crate::bus::Shared;
 use crate::envelope::Envelope;
+use crate::shared::{Publish, Shared};
 use courier_live::TopicBus;
 use redis::aio::{AsyncPushSender, ConnectionManager, SendError};
 use redis::{PushInfo, PushKind, Value};
@@ -10,12 +10,6 @@ use std::collections::HashSet;
 use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
 use tokio::sync::mpsc;
-
-/// A message for the other instances, on its way to Redis.
-pub(crate) struct Publish {
-    pub(crate) topic: String,
-    pub(crate) payload: Vec<u8>,
-}
 
 /// How many queued messages go to Redis in one round trip, in order.
 const BATCH: usize = 64;

@@ -3,6 +3,7 @@
 use crate::context::ServedRequest;
 use crate::settings::LayerSettings;
 use crate::transport::{Dispatcher, Fetch, TransportOptions};
+use crate::tree::meta::EndpointMeta;
 use http::{HeaderMap, HeaderName, HeaderValue, Method};
 use std::sync::Arc;
 use tokio_util::sync::CancellationToken;
@@ -188,5 +189,20 @@ impl CallOptions {
                 .or_else(|| self.upload_progress.clone()),
             context: later.context.clone().or_else(|| self.context.clone()),
         }
+    }
+}
+
+impl EndpointMeta {
+    /// This endpoint's facts with a call's options applied: the call's settings win over the
+    /// endpoint's, its groups' and the source's.
+    #[must_use]
+    pub fn with_call(&self, options: Option<&CallOptions>) -> Self {
+        let mut meta = self.clone();
+        if let Some(own) = options.map(CallOptions::get_settings) {
+            if !own.is_empty() {
+                meta.settings = own.over(&meta.settings);
+            }
+        }
+        meta
     }
 }

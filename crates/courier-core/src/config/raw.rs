@@ -7,7 +7,7 @@
 use crate::options::{
     CacheOptions, ForwardOptions, ResponseType, RetryPolicy, SessionMode, SessionOptions,
 };
-use crate::tree::endpoint::RetrySetting;
+use crate::settings::RetrySetting;
 use serde::de::{self, MapAccess, Visitor};
 use serde::{Deserialize, Deserializer};
 use std::collections::BTreeMap;

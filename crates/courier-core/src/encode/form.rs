@@ -145,18 +145,6 @@ impl Form {
             })
     }
 
-    /// The form as a `multipart/form-data` body: its text parts, then its files, then the parts
-    /// still arriving.
-    ///
-    /// # Errors
-    ///
-    /// [`EncodeError::InvalidContentType`](super::EncodeError::InvalidContentType) for a file
-    /// whose content type is not a valid header value (for an arriving file, the body fails
-    /// there instead).
-    pub fn into_multipart(self) -> Result<super::EncodedBody, super::EncodeError> {
-        super::multipart::encode_form(self, None)
-    }
-
     /// The value of the first text part called `name`, the one a path parameter takes.
     pub(super) fn first_text(&self, name: &str) -> Option<&str> {
         self.parts.iter().find_map(|(n, part)| match part {

@@ -77,6 +77,20 @@ impl Prepared {
     }
 }
 
+impl Form {
+    /// The form as a `multipart/form-data` body: its text parts, then its files, then the parts
+    /// still arriving.
+    ///
+    /// # Errors
+    ///
+    /// [`EncodeError::InvalidContentType`](EncodeError::InvalidContentType) for a file
+    /// whose content type is not a valid header value (for an arriving file, the body fails
+    /// there instead).
+    pub fn into_multipart(self) -> Result<EncodedBody, EncodeError> {
+        encode_form(self, None)
+    }
+}
+
 /// Encodes `form`, adding `defaults` (the source's `defaultBody`) as text parts for names the
 /// form lacks.
 ///

@@ -46,6 +46,7 @@
 //!   (`variables: Sent.ListTodos`), so a type used both ways has each shape in its place. The
 //!   wire's rules behind this are in the facade's `_derive` guide (`docs/DERIVE.md`).
 
+mod describe;
 mod sent;
 
 pub(super) use self::sent::Sent;
@@ -79,7 +80,7 @@ impl Types {
 
     /// The types of the endpoints of `A`, a `#[derive(courier::Api, courier::TypeScript)]`
     /// struct.
-    pub fn of<A: crate::typed::TypeScript>() -> Self {
+    pub fn of<A: TypeScript>() -> Self {
         let mut types = Self::new();
         A::describe(&mut types, "");
         types
@@ -287,4 +288,5 @@ mod generate {
 }
 
 #[cfg(feature = "typescript")]
+pub use self::describe::{Describe, TypeScript};
 pub use self::generate::SendType;

@@ -1,7 +1,8 @@
 //! [`ApiDef`]: a source — base URL, options, groups — built and validated by [`ApiBuilder`].
 
-use super::endpoint::{EndpointDef, Kind};
+use super::endpoint::EndpointDef;
 use super::group::GroupDef;
+use super::meta::Kind;
 use super::path_options::PathOptions;
 use super::resolve::{ResolvedEndpoint, ResolvedGroup};
 use super::source::{check_transport, ResponseParser, SourceOptions};

@@ -4,11 +4,10 @@ use crate::body::BoxError;
 use serde_json::{Map, Value};
 use std::fmt;
 use std::future::Future;
-use std::pin::Pin;
 use std::sync::Arc;
 
-/// A boxed, sendable future: what a computed [`PathOptions`] returns.
-pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
+/// A boxed, sendable future: what a computed [`PathOptions`] returns (`futures`' own alias).
+pub use futures_core::future::BoxFuture;
 
 type Compute = dyn Fn(Option<&http::request::Parts>) -> BoxFuture<'static, Result<Map<String, Value>, BoxError>>
     + Send

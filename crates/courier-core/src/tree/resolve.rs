@@ -8,13 +8,14 @@
 //!   source.
 //! - **Transport**: each setting from the nearest group that sets it, over the source's.
 
-use super::endpoint::{EndpointDef, HttpAddress, Kind};
+use super::endpoint::{EndpointDef, HttpAddress};
 use super::group::GroupDef;
+use super::meta::EndpointMeta;
+use super::meta::Kind;
 use super::path_options::PathOptions;
 use super::source::{check_transport, SourceOptions};
 use crate::encode::{join_path, PathTemplate};
 use crate::error::{ConfigurationError, ErrorCode};
-use crate::meta::EndpointMeta;
 use crate::settings::LayerSettings;
 use crate::transport::TransportOptions;
 use crate::validate::{self, dotted, NameOf};

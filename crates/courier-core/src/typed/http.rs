@@ -1,7 +1,8 @@
 use super::view::{Endpoint, HttpCall, Mode, Scope};
 use crate::body::BoxError;
 use crate::options::{CacheOptions, ResponseType};
-use crate::tree::endpoint::{HttpEndpoint, Kind, WireCall};
+use crate::tree::endpoint::{HttpEndpoint, WireCall};
+use crate::tree::meta::Kind;
 use crate::{Dispatch, GroupDef};
 use serde::de::DeserializeOwned;
 use std::fmt;

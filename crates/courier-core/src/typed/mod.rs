@@ -89,7 +89,6 @@
 mod api;
 mod channel;
 mod common;
-mod describe;
 mod group;
 mod http;
 mod service;
@@ -98,7 +97,6 @@ mod view;
 
 pub use self::api::{Api, ApiMember, ApiSpec};
 pub use self::channel::{channel, Channel, ChannelHandlers, ChannelHead, ChannelPeer, NoSend};
-pub use self::describe::{Describe, TypeScript};
 pub use self::group::{Group, GroupMember, GroupSpec, Member};
 pub use self::http::{endpoint, EndpointHead, Http, HttpKind, Mutation, Query};
 pub use self::service::EndpointService;

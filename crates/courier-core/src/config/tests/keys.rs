@@ -2,7 +2,8 @@
 
 use super::{load, with_endpoint, EXAMPLE};
 use crate::options::{CacheOptions, HeaderToggle, ResponseType, RetryPolicy, SessionMode};
-use crate::tree::endpoint::{RetrySetting, Topic};
+use crate::settings::RetrySetting;
+use crate::tree::endpoint::Topic;
 use crate::tree::path_options::PathOptions;
 use crate::{EndpointDef, Kind};
 use serde_json::{json, Value};

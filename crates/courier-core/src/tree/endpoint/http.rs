@@ -1,6 +1,7 @@
-use super::{common_builders, EndpointOptions, Kind, Via, WireCall};
+use super::{common_builders, EndpointOptions, Via, WireCall};
 use crate::body::BoxError;
 use crate::options::{CacheOptions, ResponseType};
+use crate::tree::meta::Kind;
 use http::Method;
 
 /// Where an HTTP endpoint is: a verb and a path template, or a `.via()` closure.

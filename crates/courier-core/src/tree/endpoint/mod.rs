@@ -19,75 +19,10 @@ pub use self::http::{HttpAddress, HttpEndpoint};
 pub use self::stream::{StreamEndpoint, StreamSource};
 pub use self::via::{Via, WireCall};
 
-use crate::options::{RetryPolicy, SessionMode};
+use crate::options::SessionMode;
 use crate::settings::LayerSettings;
 use crate::transport::Middleware;
 use serde_json::{Map, Value};
-
-/// Whether an HTTP endpoint reads or writes: `"query"` or `"mutation"` in the routes record (the
-/// `type` of the browser package's `RouteShape`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Kind {
-    /// A read: may be coalesced, cancelled by a newer call, retried and cached.
-    Query,
-    /// A write: never shared, never cancelled.
-    Mutation,
-}
-
-impl Kind {
-    /// `"query"` or `"mutation"`, as the routes record writes it.
-    pub const fn as_str(self) -> &'static str {
-        match self {
-            Self::Query => "query",
-            Self::Mutation => "mutation",
-        }
-    }
-
-    /// The kind of a request: its [`EndpointMeta`](crate::EndpointMeta)'s when it carries one,
-    /// else the kind its verb implies. Layers decide "is this a read" with it.
-    pub fn of_request<B>(request: &::http::Request<B>) -> Self {
-        match request.extensions().get::<crate::EndpointMeta>() {
-            Some(meta) => meta.kind(),
-            None => Self::of_method(request.method()),
-        }
-    }
-
-    /// The kind a verb implies: GET, HEAD, OPTIONS and QUERY read; everything else writes.
-    pub fn of_method(method: &::http::Method) -> Self {
-        match method.as_str() {
-            "GET" | "HEAD" | "OPTIONS" | "QUERY" => Self::Query,
-            _ => Self::Mutation,
-        }
-    }
-}
-
-/// An endpoint's retry setting: the stack's default, none, or a policy of its own.
-#[derive(Clone, Debug, Default, PartialEq)]
-pub enum RetrySetting {
-    /// Whatever the stack's default is.
-    #[default]
-    Inherit,
-    /// Never retried.
-    Off,
-    /// Retried by this policy (shared: a call's settings copy it without copying the policy).
-    Policy(std::sync::Arc<RetryPolicy>),
-}
-
-impl From<RetryPolicy> for RetrySetting {
-    fn from(policy: RetryPolicy) -> Self {
-        Self::Policy(std::sync::Arc::new(policy))
-    }
-}
-
-impl From<bool> for RetrySetting {
-    fn from(on: bool) -> Self {
-        if on {
-            RetryPolicy::default().into()
-        } else {
-            Self::Off
-        }
-    }
-}
 
 /// Options every head shares: `.expose()`, `.headers()`, the [`LayerSettings`] (`.timeout()`,
 /// `.attempt_timeout()`, `.coalesce()`, `.retry()`), `.meta()`, `.layer()`, `session` and

@@ -5,10 +5,9 @@
 //! finds none (a request built by hand, a stack on a bare hyper client) falls back to what the
 //! request's method says and to its own configuration, so every layer works alone too.
 
-use crate::call::options::CallOptions;
 use crate::options::{CacheOptions, RetryPolicy, SessionMode};
 use crate::settings::LayerSettings;
-use crate::tree::endpoint::{Kind, RetrySetting};
+use crate::settings::RetrySetting;
 use http::HeaderName;
 use serde_json::{Map, Value};
 use std::sync::atomic::{AtomicU32, Ordering};
@@ -49,7 +48,7 @@ use std::time::Duration;
 pub struct EndpointMeta {
     facts: Arc<Facts>,
     /// Resolved: the call's over the endpoint's over its groups' over the source's.
-    settings: LayerSettings,
+    pub(crate) settings: LayerSettings,
     /// The attempts of this call so far, when something counts them (see
     /// [`EndpointMeta::counting_attempts`]); shared by the copies each attempt carries.
     attempts: Option<Attempts>,
@@ -169,19 +168,6 @@ impl EndpointMeta {
         self
     }
 
-    /// This endpoint's facts with a call's options applied: the call's settings win over the
-    /// endpoint's, its groups' and the source's.
-    #[must_use]
-    pub fn with_call(&self, options: Option<&CallOptions>) -> Self {
-        let mut meta = self.clone();
-        if let Some(own) = options.map(CallOptions::get_settings) {
-            if !own.is_empty() {
-                meta.settings = own.over(&meta.settings);
-            }
-        }
-        meta
-    }
-
     /// Counts this call's attempts from now on, in `attempts`, which the copies of this meta
     /// share: the layer that makes each attempt counts it ([`count_attempt`](Self::count_attempt),
     /// a `RetryLayer`), and the call's deadline, when it ends the call, says how many there
@@ -291,5 +277,42 @@ impl EndpointMeta {
     /// The endpoint's caching (`.cache()`), when it declares one.
     pub fn get_cache(&self) -> Option<&CacheOptions> {
         self.facts.cache.as_ref()
+    }
+}
+
+/// Whether an HTTP endpoint reads or writes: `"query"` or `"mutation"` in the routes record (the
+/// `type` of the browser package's `RouteShape`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Kind {
+    /// A read: may be coalesced, cancelled by a newer call, retried and cached.
+    Query,
+    /// A write: never shared, never cancelled.
+    Mutation,
+}
+
+impl Kind {
+    /// `"query"` or `"mutation"`, as the routes record writes it.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Self::Query => "query",
+            Self::Mutation => "mutation",
+        }
+    }
+
+    /// The kind of a request: its [`EndpointMeta`]'s when it carries one,
+    /// else the kind its verb implies. Layers decide "is this a read" with it.
+    pub fn of_request<B>(request: &::http::Request<B>) -> Self {
+        match request.extensions().get::<EndpointMeta>() {
+            Some(meta) => meta.kind(),
+            None => Self::of_method(request.method()),
+        }
+    }
+
+    /// The kind a verb implies: GET, HEAD, OPTIONS and QUERY read; everything else writes.
+    pub fn of_method(method: &::http::Method) -> Self {
+        match method.as_str() {
+            "GET" | "HEAD" | "OPTIONS" | "QUERY" => Self::Query,
+            _ => Self::Mutation,
+        }
     }
 }

@@ -1,8 +1,8 @@
-//! How a typed API gives its endpoints' TypeScript types to [`Types`] (see
-//! [`routes::types`](crate::routes::types)).
+//! How a typed API gives its endpoints' TypeScript types to [`Types`]: the traits
+//! `#[derive(courier::TypeScript)]` implements, and their impls for the typed heads.
 
-use super::Group;
-use crate::routes::types::Types;
+use super::Types;
+use crate::typed::Group;
 
 /// A `courier::Group` or `courier::Api` struct whose endpoints name their TypeScript types:
 /// what `#[derive(courier::TypeScript)]` implements, and [`Types::of`] reads.
