@@ -105,7 +105,7 @@ impl Key {
         request: &Request<B>,
         ignored: &[HeaderName],
     ) -> Option<Self> {
-        Self::new(request, request.body().buffered()?, ignored)
+        Self::new(request, request.body().buffered()?.as_ref(), ignored)
     }
 }
 

@@ -69,9 +69,10 @@
 //! # Example: on a bare hyper-util client
 //!
 //! ```
+//! use bytes::Bytes;
 //! use courier::layers::cache::{CacheLayer, CacheRule};
 //! use http::Request;
-//! use http_body_util::BodyExt;
+//! use http_body_util::{BodyExt, Full};
 //! use hyper_util::client::legacy::Client;
 //! use hyper_util::rt::TokioExecutor;
 //! # use std::sync::atomic::{AtomicUsize, Ordering};
@@ -87,13 +88,13 @@
 //! #     format!("rates #{}", counted.fetch_add(1, Ordering::SeqCst) + 1)
 //! # }));
 //! # let addr = courier_test_support::serve(app).await;
-//! let client = Client::builder(TokioExecutor::new()).build_http::<String>();
-//! let cache = CacheLayer::new().cache_for(|request: &Request<String>| {
+//! let client = Client::builder(TokioExecutor::new()).build_http::<Full<Bytes>>();
+//! let cache = CacheLayer::new().cache_for(|request: &Request<Full<Bytes>>| {
 //!     (request.uri().path() == "/rates").then(|| CacheRule::new(Duration::from_secs(60)))
 //! });
 //! let service = ServiceBuilder::new().layer(cache).service(client);
 //!
-//! let rates = || Request::get(format!("http://{addr}/rates")).body(String::new());
+//! let rates = || Request::get(format!("http://{addr}/rates")).body(Full::default());
 //! for _ in 0..3 {
 //!     let response = service.clone().oneshot(rates()?).await?;
 //!     assert_eq!(response.into_body().collect().await?.to_bytes(), "rates #1");
@@ -490,7 +491,11 @@ impl<S, C> Cache<S, C> {
         if asked.no_store {
             return None;
         }
-        let key = Key::new(request, request.body().buffered()?, &self.shared.ignored)?;
+        let key = Key::new(
+            request,
+            request.body().buffered()?.as_ref(),
+            &self.shared.ignored,
+        )?;
         let lookup = (!asked.no_cache).then(|| self.shared.store.get(&key, Instant::now()));
         Some((rule, Arc::new(key), lookup))
     }

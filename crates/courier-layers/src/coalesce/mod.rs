@@ -147,12 +147,14 @@
 //!
 //! # Example: on a bare hyper-util client
 //!
-//! No courier definition: a closure lets identical `POST /graphql` queries share a call.
+//! No courier definition: a closure lets identical `POST /graphql` queries share a call, on a
+//! client of hyper's commonest body, `Full<Bytes>`.
 //!
 //! ```
+//! use bytes::Bytes;
 //! use courier::layers::coalesce::CoalesceLayer;
 //! use http::Request;
-//! use http_body_util::BodyExt;
+//! use http_body_util::{BodyExt, Full};
 //! use hyper_util::client::legacy::Client;
 //! use hyper_util::rt::TokioExecutor;
 //! # use std::sync::atomic::{AtomicUsize, Ordering};
@@ -168,16 +170,16 @@
 //! #     r#"{"data":{"user":"ada"}}"#
 //! # }));
 //! # let addr = courier_test_support::serve(app).await;
-//! let client = Client::builder(TokioExecutor::new()).build_http::<String>();
+//! let client = Client::builder(TokioExecutor::new()).build_http::<Full<Bytes>>();
 //! let mut service = ServiceBuilder::new()
-//!     .layer(CoalesceLayer::new().coalesce_for(|request: &Request<String>| {
+//!     .layer(CoalesceLayer::new().coalesce_for(|request: &Request<Full<Bytes>>| {
 //!         request.uri().path() == "/graphql"
 //!     }))
 //!     .service(client);
 //!
 //! let query = || {
 //!     Request::post(format!("http://{addr}/graphql"))
-//!         .body(r#"{"query":"{ user(id: 7) }"}"#.to_owned())
+//!         .body(Full::new(Bytes::from_static(br#"{"query":"{ user(id: 7) }"}"#)))
 //! };
 //! let first = service.ready().await?.call(query()?);
 //! let second = service.ready().await?.call(query()?);
@@ -394,7 +396,7 @@ where
             .coalesce_for(&request)
             .then(|| {
                 let body = request.body().buffered()?;
-                let key = Key::new(&request, body, self.in_flight.ignored())?;
+                let key = Key::new(&request, body.as_ref(), self.in_flight.ignored())?;
                 Some(self.in_flight.join(self.in_flight.hash(&key), key))
             })
             .flatten();

@@ -125,7 +125,7 @@ fn describe(number: usize, request: &Request<Body>) -> String {
             .join(",")
     };
     let body = match request.body().buffered() {
-        Some(bytes) => String::from_utf8_lossy(bytes).into_owned(),
+        Some(bytes) => String::from_utf8_lossy(bytes.as_ref()).into_owned(),
         None => "<streamed>".to_owned(),
     };
     format!(

@@ -130,9 +130,11 @@
 //! deduplicates by the `idempotency-key` header), with the layer's policy.
 //!
 //! ```
+//! use bytes::Bytes;
 //! use courier::layers::retry::RetryLayer;
 //! use courier::RetryPolicy;
 //! use http::Request;
+//! use http_body_util::Full;
 //! use hyper_util::client::legacy::Client;
 //! use hyper_util::rt::TokioExecutor;
 //! # use std::sync::atomic::{AtomicUsize, Ordering};
@@ -149,18 +151,18 @@
 //! #     http::StatusCode::from_u16(status).unwrap()
 //! # }));
 //! # let addr = courier_test_support::serve(app).await;
-//! let client = Client::builder(TokioExecutor::new()).build_http::<String>();
+//! let client = Client::builder(TokioExecutor::new()).build_http::<Full<Bytes>>();
 //! let backoff = courier::Backoff { initial_ms: 10, max_ms: 100, ..Default::default() };
 //! let policy = RetryPolicy::default().backoff(backoff);
 //! let service = ServiceBuilder::new()
-//!     .layer(RetryLayer::new(policy).retry_for(|request: &Request<String>| {
+//!     .layer(RetryLayer::new(policy).retry_for(|request: &Request<Full<Bytes>>| {
 //!         request.headers().contains_key("idempotency-key")
 //!     }))
 //!     .service(client);
 //!
 //! let job = Request::post(format!("http://{addr}/jobs"))
 //!     .header("idempotency-key", "job-41")
-//!     .body("{}".to_owned())?;
+//!     .body(Full::new(Bytes::from_static(b"{}")))?;
 //! assert_eq!(service.oneshot(job).await?.status(), 202);
 //! # assert_eq!(calls.load(Ordering::SeqCst), 2);
 //! # Ok(())
