@@ -239,11 +239,12 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let proxy = Proxy::new()
         .source_client("demo", caller.client().clone())
         .ws_path("/api/ws")
-        .static_dir(root.join("examples/bff"));
+        .static_dir(root.join("examples/bff"))
+        // The browser package's modules, from inside the binary: the page imports `/pkg/index.js`.
+        .browser_package("/pkg");
     let stop = proxy.shutdown_handle();
     let listener = tokio::net::TcpListener::bind(listen).await?;
     let addr = listener.local_addr()?;
-    let dist = root.join("js/dist");
     // The app's own routes, beside the proxy's.
     let own = Router::new()
         .route("/login", post(login))
@@ -254,7 +255,6 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         router
             .merge(own)
             .route("/routes.json", get(move || async move { Json(routes) }))
-            .nest_service("/pkg", tower_http::services::ServeDir::new(dist))
             // The served request in scope for the handlers' calls.
             .layer(ContextLayer::new())
     }));

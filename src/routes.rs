@@ -69,13 +69,15 @@ struct Flags {
     boundary: bool,
     out: Option<PathBuf>,
     check: bool,
+    help: bool,
 }
 
-const USAGE: &str = "usage: [--ts] [--boundary] [--out PATH [--check]]
+const USAGE: &str = "usage: [--ts] [--boundary] [--out PATH [--check]] | --help
   --ts          a TypeScript module instead of JSON
   --boundary    the boundary record (reads as GET unless sensitive, those listed as `sensitive`)
   --out PATH    write to PATH instead of stdout
-  --check       do not write: exit 1 when PATH is missing or not what would be written";
+  --check       do not write: exit 1 when PATH is missing or not what would be written
+  --help, -h    this text";
 
 impl Command {
     /// The command for the typed `api`, registered with the proxy as source `source` (the
@@ -108,7 +110,7 @@ impl Command {
 
     /// Runs with the process's arguments; the exit code is `courier routes`'s: 0 done, 1 stale
     /// (`--check`), 2 a usage or configuration error. Reports go to stdout and stderr as one
-    /// line of JSON each, as `courier routes` writes them.
+    /// line of JSON each, as `courier routes` writes them; `--help` prints the usage.
     pub fn run(self) -> ExitCode {
         self.run_with(std::env::args().skip(1))
     }
@@ -129,6 +131,10 @@ impl Command {
                 return ExitCode::from(2);
             }
         };
+        if flags.help {
+            println!("Writes, prints or checks the routes record of this API, or its TypeScript module.\n\n{USAGE}");
+            return ExitCode::SUCCESS;
+        }
         let routes = if flags.boundary {
             Routes::boundary(&self.source, &self.api)
         } else {
@@ -221,6 +227,7 @@ fn parse(args: impl Iterator<Item = String>) -> Result<Flags, String> {
             "--ts" => flags.ts = true,
             "--boundary" => flags.boundary = true,
             "--check" => flags.check = true,
+            "--help" | "-h" => flags.help = true,
             "--out" => match args.next() {
                 Some(path) => flags.out = Some(PathBuf::from(path)),
                 None => return Err(format!("--out needs a path\n{USAGE}")),
@@ -293,9 +300,12 @@ mod tests {
                 ts: true,
                 boundary: false,
                 out: Some("r.ts".into()),
-                check: true
+                check: true,
+                help: false,
             })
         );
+        assert!(parsed(&["--help"]).unwrap().help);
+        assert!(parsed(&["-h"]).unwrap().help);
         assert!(parsed(&["--check"])
             .unwrap_err()
             .contains("--check needs --out"));

@@ -24,6 +24,10 @@ use serde_json::{json, Value};
 /// Every answer but an upstream's own is `{"error": {"code", "message"}}`, as the proxy route's
 /// refusals are; the message names the endpoint and the cause, never the upstream's address.
 ///
+/// Each 5xx made here (502, 504, 500) is logged through `tracing`, at `error`, with the whole
+/// error — the method and address tried, the root cause — as the proxy route logs its own: the
+/// browser's answer leaves the address out, the log says it.
+///
 /// ```
 /// use axum::extract::{Path, State};
 /// use axum::Json;
@@ -76,6 +80,14 @@ impl IntoResponse for Error {
         } else {
             (StatusCode::BAD_GATEWAY, "UPSTREAM_UNREACHABLE")
         };
+        if status.is_server_error() {
+            tracing::error!(
+                endpoint = self.endpoint().unwrap_or_default(),
+                status = status.as_u16(),
+                error = %self,
+                "a handler answered a failed call"
+            );
+        }
         let message = self.without_url().to_string();
         (
             status,
@@ -177,6 +189,39 @@ mod tests {
         assert!(
             !body.contains("10.0.0.7"),
             "the upstream's address stays here: {body}"
+        );
+    }
+
+    #[test]
+    fn a_failure_answered_5xx_is_logged_with_its_address() {
+        let logs = courier_test_support::Captured::default();
+        let subscriber = tracing_subscriber::fmt()
+            .with_writer(logs.clone())
+            .with_ansi(false)
+            .finish();
+        tracing::subscriber::with_default(subscriber, || {
+            let down = Error::from_network("connection refused".into())
+                .with_endpoint("todos.create")
+                .with_request(
+                    http::Method::POST,
+                    "http://10.0.0.7:8080/todos".parse().unwrap(),
+                );
+            assert_eq!(down.into_response().status(), 502);
+            // Not a failure of the app: the caller went away.
+            assert_eq!(Error::cancelled().into_response().status().as_u16(), 499);
+        });
+        let logged = logs.text();
+        assert_eq!(logged.lines().count(), 1, "{logged}");
+        assert!(logged.contains("ERROR"), "{logged}");
+        assert!(
+            logged
+                .contains("a handler answered a failed call endpoint=\"todos.create\" status=502"),
+            "{logged}"
+        );
+        assert!(
+            logged.contains("POST http://10.0.0.7:8080/todos")
+                && logged.contains("connection refused"),
+            "{logged}"
         );
     }
 }

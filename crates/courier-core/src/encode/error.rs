@@ -168,12 +168,12 @@ impl fmt::Display for PathTemplateError {
                 match braced {
                     Some(name) if name.starts_with('*') => write!(
                         f,
-                        "; a catch-all `{{{name}}}` has no courier counterpart: a parameter                          is one segment, `{{{}}}` or `:{}`",
+                        "; a catch-all `{{{name}}}` has no courier counterpart: a parameter is one segment, `{{{}}}` or `:{}`",
                         &name[1..],
                         &name[1..]
                     ),
                     Some(_) | None if *ch == '{' || *ch == '}' => f.write_str(
-                        "; a parameter is `{name}` or `:name` at the start of a segment,                          `name` an identifier ([A-Za-z_][A-Za-z0-9_]*)",
+                        "; a parameter is `{name}` or `:name` at the start of a segment, `name` an identifier ([A-Za-z_][A-Za-z0-9_]*)",
                     ),
                     _ => Ok(()),
                 }

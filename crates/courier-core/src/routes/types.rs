@@ -287,6 +287,6 @@ mod generate {
     }
 }
 
-#[cfg(feature = "typescript")]
 pub use self::describe::{Describe, TypeScript};
+#[cfg(feature = "typescript")]
 pub use self::generate::SendType;

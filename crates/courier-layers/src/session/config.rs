@@ -6,9 +6,10 @@ use super::csrf;
 use super::error::RefusalReason;
 use super::site::{self, Origin};
 use courier_core::context::ServedRequest;
-use courier_core::{CsrfKey, SessionMode, SessionOptions};
+use courier_core::{CsrfKey, EndpointMeta, SessionMode, SessionOptions};
 use http::header::{AUTHORIZATION, COOKIE};
-use http::{HeaderMap, HeaderName, HeaderValue};
+use http::{HeaderMap, HeaderName, HeaderValue, Request};
+use std::sync::atomic::{AtomicBool, Ordering};
 
 /// The options, parsed once.
 #[derive(Debug)]
@@ -19,6 +20,9 @@ pub(super) struct Config {
     pub(super) pass_set_cookie: bool,
     pub(super) trusted_origins: Vec<Origin>,
     pub(super) fetch_metadata: bool,
+    /// Whether a call with no served request in scope was logged already: once is enough to
+    /// say that the app's router lacks `ContextLayer`.
+    pub(super) unserved_logged: AtomicBool,
 }
 
 #[derive(Debug)]
@@ -63,6 +67,7 @@ impl Config {
                 key: csrf.key,
             }),
             fetch_metadata: options.fetch_metadata,
+            unserved_logged: AtomicBool::new(false),
             pass_set_cookie: options.pass_set_cookie,
             // An entry that is not an origin can never match; it is left out.
             trusted_origins: options
@@ -71,6 +76,26 @@ impl Config {
                 .filter_map(|origin| Origin::parse(origin.trim().as_bytes()))
                 .collect(),
         }
+    }
+
+    /// Says once, at `warn`, that a call of a source with a session was made with no served
+    /// request in scope, so it carries no one's session: in a handler, the router lacks
+    /// `ContextLayer`. A call the server makes on its own sets its endpoint's session off.
+    pub(super) fn log_unserved<B>(&self, request: &Request<B>) {
+        if self.unserved_logged.swap(true, Ordering::Relaxed) {
+            return;
+        }
+        let endpoint = request
+            .extensions()
+            .get::<EndpointMeta>()
+            .map_or("", EndpointMeta::path);
+        tracing::warn!(
+            endpoint,
+            "a call of a source with a session was made with no served request in scope, so it \
+             carries no session and no write of it is CSRF-checked: in a handler, add \
+             `courier::ContextLayer` to the app's router (or give the call `CallOptions::context`); \
+             a call the server makes on its own sets the endpoint's `session` off (said once)"
+        );
     }
 
     pub(super) fn is_session_cookie(&self, name: &[u8]) -> bool {
@@ -119,6 +144,16 @@ impl Config {
         let header = csrf.and_then(|c| c.header.as_ref()).map(HeaderName::as_str);
         let cookie = csrf.map(|c| &*c.cookie);
         let fix = match (reason, header, cookie) {
+            (RefusalReason::CsrfHeaderMissing, Some(header), Some(cookie))
+                if !cookies(headers)
+                    .any(|(name, value)| name == cookie.as_bytes() && !value.is_empty()) =>
+            {
+                // A page's caller repeats the cookie it reads: with no cookie, it sends no header.
+                format!(
+                    "the request carries no `{cookie}` cookie either, which the `{header}` header \
+                     repeats: the session sets it when the user signs in (sign in again)"
+                )
+            }
             (RefusalReason::CsrfHeaderMissing, Some(header), Some(cookie)) => format!(
                 "a write repeats the `{cookie}` cookie's value in the `{header}` header (a page's \
                  caller does it by itself when its routes, or its `csrf` option, name them)"

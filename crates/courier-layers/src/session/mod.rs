@@ -380,6 +380,10 @@ where
         let read = Kind::of_request(&request) == Kind::Query;
         let served = match ServedRequest::for_request(&request) {
             Some(served) if mode != SessionMode::Off => served,
+            None if mode != SessionMode::Off => {
+                self.config.log_unserved(&request);
+                return future::ResponseFuture::called(self.inner.call(request), None);
+            }
             _ => return future::ResponseFuture::called(self.inner.call(request), None),
         };
         let guarded = mode == SessionMode::On && !read;

@@ -320,6 +320,17 @@ async fn a_refusal_names_the_header_the_cookie_and_a_missing_session() {
         "{message}"
     );
     assert!(!message.contains("sign in first"), "{message}");
+    // Signed in, but the CSRF cookie is gone (a page's caller then sends no header): the
+    // missing cookie is the cause.
+    let no_token = served("POST", &[("cookie", "sid=s1")]);
+    let message = refusal_message(&no_token).await;
+    assert!(
+        message.contains(
+            "carries no CSRF token header; the request carries no `csrf_token` cookie either, \
+             which the `x-csrf-token` header repeats: the session sets it when the user signs in"
+        ),
+        "{message}"
+    );
     // No session at all: sign in first, naming the session's cookies.
     let anonymous = served("POST", &[("x-csrf-token", "tok123")]);
     let message = refusal_message(&anonymous).await;
@@ -389,7 +400,7 @@ async fn an_invalid_csrf_header_name_refuses_every_checked_write() {
 #[tokio::test]
 async fn the_refusal_names_the_check_and_is_a_403() {
     let backend = Backend::default();
-    let served = served("POST", &[("cookie", "sid=s1")]);
+    let served = served("POST", &[("cookie", "sid=s1; csrf_token=tok")]);
     let err = send(options(), &backend, &served, call(Kind::Mutation))
         .await
         .unwrap_err();
@@ -929,4 +940,30 @@ fn tokens_compare_whole() {
     assert!(!constant_time_eq(b"abc", b"abd"));
     assert!(!constant_time_eq(b"abc", b"ab"));
     assert!(!constant_time_eq(b"xbc", b"abc"));
+}
+
+#[tokio::test]
+async fn a_call_with_no_served_request_is_logged_once_unless_its_session_is_off() {
+    let logs = courier_test_support::Captured::default();
+    let subscriber = tracing_subscriber::fmt()
+        .with_writer(logs.clone())
+        .with_ansi(false)
+        .finish();
+    let backend = Backend::default();
+    let mut service = SessionLayer::new(options()).layer(backend.clone());
+    tracing::subscriber::with_default(subscriber, || {
+        // Made outside any served request: `call` runs here, under this subscriber.
+        drop(service.call(write_with(SessionMode::Off)));
+        assert!(
+            logs.text().is_empty(),
+            "a session off is the server's own call"
+        );
+        drop(service.call(call(Kind::Query)));
+        drop(service.call(call(Kind::Mutation)));
+    });
+    let logged = logs.text();
+    assert_eq!(logged.lines().count(), 1, "said once: {logged}");
+    assert!(logged.contains("WARN"), "{logged}");
+    assert!(logged.contains("endpoint=\"x.y\""), "{logged}");
+    assert!(logged.contains("add `courier::ContextLayer`"), "{logged}");
 }

@@ -108,7 +108,9 @@ fn a_brace_that_is_not_a_parameter_is_refused_saying_what_is() {
     ] {
         let err = PathTemplate::parse(template).unwrap_err().to_string();
         assert!(
-            err.contains("a parameter is `{name}` or `:name` at the start of a segment"),
+            err.contains(
+                "a parameter is `{name}` or `:name` at the start of a segment, `name` an identifier"
+            ),
             "{template:?}: {err}"
         );
     }
@@ -116,7 +118,9 @@ fn a_brace_that_is_not_a_parameter_is_refused_saying_what_is() {
         .unwrap_err()
         .to_string();
     assert!(
-        err.contains("a catch-all `{*rest}` has no courier counterpart"),
+        err.contains(
+            "a catch-all `{*rest}` has no courier counterpart: a parameter is one segment, `{rest}` or `:rest`"
+        ),
         "{err}"
     );
 }
