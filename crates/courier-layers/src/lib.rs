@@ -40,6 +40,9 @@
 //!
 //! `CancelPrevious → Session → Forward → middleware (.use) → Cache → Timeout → Coalesce → Retry → Timeout::per_attempt → transport`
 
+#[macro_use]
+mod macros;
+
 mod body;
 #[cfg(any(feature = "cache", feature = "coalesce"))]
 mod key;

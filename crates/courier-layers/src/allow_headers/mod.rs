@@ -319,20 +319,7 @@ impl<S, A> AllowHeaders<S, A> {
         Self { inner, layer }
     }
 
-    /// The inner service.
-    pub fn get_ref(&self) -> &S {
-        &self.inner
-    }
-
-    /// The inner service, mutably.
-    pub fn get_mut(&mut self) -> &mut S {
-        &mut self.inner
-    }
-
-    /// Unwraps the inner service.
-    pub fn into_inner(self) -> S {
-        self.inner
-    }
+    define_inner_service_accessors!();
 }
 
 impl<S, A, B, ResBody> Service<Request<B>> for AllowHeaders<S, A>

@@ -318,20 +318,7 @@ impl<S, G> Auth<S, G> {
         AuthLayer::new(get_token)
     }
 
-    /// The inner service.
-    pub fn get_ref(&self) -> &S {
-        &self.inner
-    }
-
-    /// The inner service, mutably.
-    pub fn get_mut(&mut self) -> &mut S {
-        &mut self.inner
-    }
-
-    /// Unwraps the inner service.
-    pub fn into_inner(self) -> S {
-        self.inner
-    }
+    define_inner_service_accessors!();
 }
 
 impl<S: fmt::Debug, G> fmt::Debug for Auth<S, G> {

@@ -372,20 +372,7 @@ impl<S> Cache<S> {
 }
 
 impl<S, C> Cache<S, C> {
-    /// The inner service.
-    pub fn get_ref(&self) -> &S {
-        &self.inner
-    }
-
-    /// The inner service, mutably.
-    pub fn get_mut(&mut self) -> &mut S {
-        &mut self.inner
-    }
-
-    /// Unwraps the inner service.
-    pub fn into_inner(self) -> S {
-        self.inner
-    }
+    define_inner_service_accessors!();
 
     /// How many answers are kept now.
     pub fn len(&self) -> usize {

@@ -245,20 +245,7 @@ impl<S> CancelPrevious<S> {
 }
 
 impl<S, K> CancelPrevious<S, K> {
-    /// The inner service.
-    pub fn get_ref(&self) -> &S {
-        &self.inner
-    }
-
-    /// The inner service, mutably.
-    pub fn get_mut(&mut self) -> &mut S {
-        &mut self.inner
-    }
-
-    /// Unwraps the inner service.
-    pub fn into_inner(self) -> S {
-        self.inner
-    }
+    define_inner_service_accessors!();
 }
 
 impl<S, K, B> Service<Request<B>> for CancelPrevious<S, K>

@@ -339,20 +339,7 @@ impl<S> Coalesce<S> {
 }
 
 impl<S, C> Coalesce<S, C> {
-    /// The inner service.
-    pub fn get_ref(&self) -> &S {
-        &self.inner
-    }
-
-    /// The inner service, mutably.
-    pub fn get_mut(&mut self) -> &mut S {
-        &mut self.inner
-    }
-
-    /// The inner service, unwrapped.
-    pub fn into_inner(self) -> S {
-        self.inner
-    }
+    define_inner_service_accessors!();
 
     /// How many distinct calls of this service and its clones a read can join now: those sent
     /// and still waiting for their response head.

@@ -302,20 +302,7 @@ impl<S> Context<S> {
 }
 
 impl<S, P> Context<S, P> {
-    /// The inner service.
-    pub fn get_ref(&self) -> &S {
-        &self.inner
-    }
-
-    /// The inner service, mutably.
-    pub fn get_mut(&mut self) -> &mut S {
-        &mut self.inner
-    }
-
-    /// Unwraps the inner service.
-    pub fn into_inner(self) -> S {
-        self.inner
-    }
+    define_inner_service_accessors!();
 }
 
 impl<S: fmt::Debug, P> fmt::Debug for Context<S, P> {

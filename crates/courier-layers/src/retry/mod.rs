@@ -300,20 +300,7 @@ impl<S> Retry<S> {
 }
 
 impl<S, R> Retry<S, R> {
-    /// The inner service.
-    pub fn get_ref(&self) -> &S {
-        &self.inner
-    }
-
-    /// The inner service, mutably.
-    pub fn get_mut(&mut self) -> &mut S {
-        &mut self.inner
-    }
-
-    /// Unwraps the inner service.
-    pub fn into_inner(self) -> S {
-        self.inner
-    }
+    define_inner_service_accessors!();
 }
 
 impl<S, R, ReqBody, ResBody> Service<Request<ReqBody>> for Retry<S, R>

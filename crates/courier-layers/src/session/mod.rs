@@ -345,20 +345,7 @@ impl<S> Session<S> {
 }
 
 impl<S, M> Session<S, M> {
-    /// The inner service.
-    pub fn get_ref(&self) -> &S {
-        &self.inner
-    }
-
-    /// The inner service, mutably.
-    pub fn get_mut(&mut self) -> &mut S {
-        &mut self.inner
-    }
-
-    /// Unwraps the inner service.
-    pub fn into_inner(self) -> S {
-        self.inner
-    }
+    define_inner_service_accessors!();
 }
 
 impl<S, M, ReqBody, ResBody> Service<Request<ReqBody>> for Session<S, M>

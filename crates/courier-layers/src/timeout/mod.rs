@@ -380,20 +380,7 @@ impl<S> Timeout<S> {
 }
 
 impl<S, T> Timeout<S, T> {
-    /// The inner service.
-    pub fn get_ref(&self) -> &S {
-        &self.inner
-    }
-
-    /// The inner service, mutably.
-    pub fn get_mut(&mut self) -> &mut S {
-        &mut self.inner
-    }
-
-    /// Unwraps the inner service.
-    pub fn into_inner(self) -> S {
-        self.inner
-    }
+    define_inner_service_accessors!();
 }
 
 impl<S, T, B> Service<Request<B>> for Timeout<S, T>
