@@ -46,7 +46,7 @@ fn refusal(refused: &Refused) -> HttpError {
     HttpError {
         status: refused.status(),
         headers: HeaderMap::new(),
-        data: serde_json::json!({ "error": { "code": refused.code(), "message": refused.message() } }),
+        data: courier_core::wire::error_body(refused.code(), &refused.message()),
     }
 }
 
@@ -455,10 +455,10 @@ impl From<BoxError> for Error {
             let http = HttpError {
                 status: StatusCode::SERVICE_UNAVAILABLE,
                 headers: HeaderMap::new(),
-                data: serde_json::json!({ "error": {
-                    "code": "OVERLOADED",
-                    "message": "the service is at its limit and refused the call (a load shed): nothing was sent",
-                } }),
+                data: courier_core::wire::error_body(
+                    "OVERLOADED",
+                    "the service is at its limit and refused the call (a load shed): nothing was sent",
+                ),
             };
             return Self::new(Kind::Http(http), Some(error));
         }
@@ -511,13 +511,10 @@ impl fmt::Display for Error {
                 write!(f, "HTTP status {}", e.status)?;
                 // A courier refusal's body, `{"error": {"code", "message"}}` (the proxy's, or a
                 // layer's), says what was refused and why: tell it.
-                let error = e.data.get("error");
-                let code = error.and_then(|e| e.get("code")).and_then(Value::as_str);
-                let message = error.and_then(|e| e.get("message")).and_then(Value::as_str);
-                match (code, message) {
-                    (Some(code), Some(message)) => write!(f, ": {code}: {message}")?,
-                    (Some(code), None) => write!(f, ": {code}")?,
-                    _ => {}
+                match courier_core::wire::read_error_body(&e.data) {
+                    Some((code, Some(message))) => write!(f, ": {code}: {message}")?,
+                    Some((code, None)) => write!(f, ": {code}")?,
+                    None => {}
                 }
             }
             Kind::Network(kind) => write!(f, "network error ({kind})")?,

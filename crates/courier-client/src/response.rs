@@ -5,7 +5,7 @@ use axum::response::{IntoResponse, Response};
 use axum::Json;
 use http::header::CONTENT_TYPE;
 use http::StatusCode;
-use serde_json::{json, Value};
+use serde_json::Value;
 
 /// [`Error`] as an axum response (the `axum` feature): a handler that calls an upstream can
 /// `?` the call, and the browser gets what the proxy route would have answered.
@@ -89,20 +89,13 @@ impl IntoResponse for Error {
             );
         }
         let message = self.without_url().to_string();
-        (
-            status,
-            Json(json!({ "error": { "code": code, "message": message } })),
-        )
-            .into_response()
+        (status, Json(courier_core::wire::error_body(code, &message))).into_response()
     }
 }
 
 fn is_json(kind: &http::HeaderValue) -> bool {
-    kind.to_str().is_ok_and(|kind| {
-        let essence = kind.split(';').next().unwrap_or_default().trim();
-        essence.eq_ignore_ascii_case("application/json")
-            || essence.to_ascii_lowercase().ends_with("+json")
-    })
+    kind.to_str()
+        .is_ok_and(courier_core::wire::is_json_media_type)
 }
 
 #[cfg(test)]

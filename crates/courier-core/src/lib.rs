@@ -1,7 +1,8 @@
-//! courier's definition model: sources, groups and endpoints as data, validated when built, and
-//! the pure functions that encode a call's variables into a request.
+//! courier's definition model: sources, groups and endpoints as data, validated when built, the
+//! pure functions that encode a call's variables into a request, and the proxy's wire.
 //!
-//! This crate does no I/O: it spawns no task and opens no connection. `courier-client` calls
+//! This crate spawns no task and opens no connection; its only I/O is reading a config file and
+//! writing a routes module, when asked. `courier-client` calls
 //! what it defines; `courier-live` runs its implemented channels; `courier-server` serves it.
 //! Most users depend on the facade crate `courier`, which re-exports everything here.
 //!
@@ -51,6 +52,7 @@ mod transport;
 mod tree;
 pub mod typed;
 mod validate;
+pub mod wire;
 
 pub use crate::body::{Body, BoxError};
 pub use crate::call::{

@@ -2,8 +2,8 @@
 //! the wire (`_s`, `_g`, `_m`, `_v`), checked against what the proxy exposes.
 
 use crate::refusal::Refusal;
-use crate::wire::WireQuery;
 use crate::Proxy;
+use courier_core::wire::{CallAddress, WireQuery};
 use courier_core::{ApiDef, ResolvedEndpoint};
 use serde_json::Value;
 use std::sync::Arc;
@@ -25,41 +25,17 @@ pub(crate) fn source_of(query: &WireQuery) -> &str {
     query.source()
 }
 
-/// A wire parameter that must be there.
-fn required<'a>(value: &'a Option<String>, name: &str) -> Result<&'a str, Refusal> {
-    value
-        .as_deref()
-        .ok_or_else(|| Refusal::BadRequest(format!("the `{name}` parameter is missing")))
-}
-
 /// The exposed endpoint and the variables a query addresses.
 pub(crate) fn address(
     live: &Proxy,
     query: &WireQuery,
 ) -> Result<(ApiDef, Arc<ResolvedEndpoint>, Value), Refusal> {
-    let source = required(&query.source, "_s")?;
-    let group = required(&query.group, "_g")?;
-    let name = required(&query.name, "_m")?;
-    if source.is_empty() {
-        return Err(Refusal::BadRequest("`_s` is empty".to_owned()));
-    }
-    // A group path is names joined with dots, and an endpoint's name holds no dot: anything
-    // else could never name an endpoint, and is the caller's mistake rather than a route.
-    if group.split('.').any(str::is_empty) {
-        return Err(Refusal::BadRequest(format!(
-            "`_g` is a group path (names joined with dots), not `{group}`"
-        )));
-    }
-    if name.is_empty() || name.contains('.') {
-        return Err(Refusal::BadRequest(format!(
-            "`_m` is an endpoint's name (no dots), not `{name}`"
-        )));
-    }
-    let variables = match &query.variables {
-        None => Value::Null,
-        Some(text) => serde_json::from_str(text)
-            .map_err(|e| Refusal::BadRequest(format!("`_v` is not JSON: {e}")))?,
-    };
+    let (address, variables) = query.address()?;
+    let CallAddress {
+        source,
+        group,
+        name,
+    } = address;
     let api = live
         .sources
         .get(source)

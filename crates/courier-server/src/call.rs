@@ -3,7 +3,7 @@
 
 use crate::address::{address, source_of};
 use crate::refusal::Refusal;
-use crate::wire::WireQuery;
+use crate::wire::Wire;
 use crate::Proxy;
 use axum::body::Body as AxumBody;
 use axum::extract::{ConnectInfo, State};
@@ -12,6 +12,7 @@ use axum::response::{IntoResponse, Response};
 use courier_client::Error;
 use courier_core::context::ServedRequest;
 use courier_core::encode::Variables;
+use courier_core::wire::WireQuery;
 use courier_core::{
     CallOptions, ChannelSource, EndpointDef, HttpAddress, Kind, ResolvedEndpoint, ResponseType,
     StreamSource,
@@ -69,7 +70,7 @@ fn closure_headers(endpoint: &ResolvedEndpoint, variables: &Variables) -> Vec<He
 
 pub(crate) async fn serve_call(
     State(proxy): State<Arc<Proxy>>,
-    query: WireQuery,
+    Wire(query): Wire,
     request: Request<AxumBody>,
 ) -> Result<Response, Refusal> {
     let (parts, body) = request.into_parts();
@@ -127,7 +128,7 @@ pub(crate) async fn serve_call(
             upload = failure;
             Variables::Form(form)
         } else {
-            crate::wire::call_body(&read_body(&proxy, body, proxy.body_limit).await?)?
+            courier_core::wire::read_call_body(&read_body(&proxy, body, proxy.body_limit).await?)?
         }
     };
     let timeout = sent_timeout(&query, &endpoint)?;
@@ -224,11 +225,7 @@ fn read_as_content_type(
 /// Whether `response`'s own content type is read as `read_as` is anyway: a JSON answer of any
 /// JSON type (`application/problem+json`, say) keeps its own.
 fn same_reading(read_as: &http::HeaderValue, response: &Response) -> bool {
-    let json = |kind: &str| {
-        let essence = kind.split(';').next().unwrap_or_default().trim();
-        essence.eq_ignore_ascii_case("application/json")
-            || essence.to_ascii_lowercase().ends_with("+json")
-    };
+    let json = courier_core::wire::is_json_media_type;
     let own = response
         .headers()
         .get(CONTENT_TYPE)

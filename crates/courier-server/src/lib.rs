@@ -109,7 +109,6 @@
 
 mod address;
 mod call;
-mod frame;
 mod package;
 mod proxy;
 mod refusal;
@@ -132,21 +131,21 @@ pub mod fuzzing {
     /// Returns whether it was JSON.
     pub fn channel_frame(bytes: &[u8]) -> bool {
         let text = String::from_utf8_lossy(bytes);
-        if let Ok(hello) = crate::frame::first_frame(&text) {
+        if let Ok(hello) = courier_core::wire::first_frame(&text) {
             if let Some(message) = hello.pending {
-                let _ = crate::frame::is_hello(&message);
+                let _ = courier_core::wire::is_hello(&message);
             }
         }
-        crate::frame::message(bytes).is_ok()
+        courier_core::wire::message(bytes).is_ok()
     }
 
     /// Reads `query` as the proxy's wire parameters. Returns whether it was taken.
     pub fn wire_query(query: &str) -> bool {
-        crate::wire::WireQuery::parse(query).is_ok()
+        courier_core::wire::WireQuery::parse(query).is_ok()
     }
 
     /// Reads `bytes` as a POST's JSON body. Returns whether it was taken.
     pub fn call_body(bytes: &[u8]) -> bool {
-        crate::wire::call_body(bytes).is_ok()
+        courier_core::wire::read_call_body(bytes).is_ok()
     }
 }

@@ -4,7 +4,6 @@
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::Json;
-use serde_json::json;
 
 /// Why the proxy answers a request itself, with what to tell the browser.
 #[derive(Debug)]
@@ -91,7 +90,7 @@ impl Refusal {
 
 impl IntoResponse for Refusal {
     fn into_response(self) -> Response {
-        let body = json!({ "error": { "code": self.code(), "message": self.message() } });
+        let body = courier_core::wire::error_body(self.code(), &self.message());
         (self.status(), Json(body)).into_response()
     }
 }

@@ -2,14 +2,14 @@
 //! the channel's hub (implemented) or to the upstream's socket (remote).
 
 use crate::address::{address, source_of};
-use crate::frame::{self, Hello};
 use crate::refusal::Refusal;
-use crate::wire::WireQuery;
+use crate::wire::Wire;
 use crate::{call, Proxy};
 use axum::extract::ws::{CloseFrame, Message, WebSocket, WebSocketUpgrade};
 use axum::extract::State;
 use axum::response::{IntoResponse, Response};
 use courier_core::encode::Variables;
+use courier_core::wire::{self, FirstFrame as Hello, WireQuery};
 use courier_core::{ApiDef, ChannelSource, EndpointDef, ResolvedEndpoint};
 use courier_live::{Hub, JoinOptions, Outbound};
 use futures_util::StreamExt;
@@ -19,7 +19,7 @@ use std::time::Duration;
 
 pub(crate) async fn serve_channel(
     State(live): State<Arc<Proxy>>,
-    query: WireQuery,
+    Wire(query): Wire,
     request: axum::http::Request<axum::body::Body>,
 ) -> Response {
     let (mut parts, _) = request.into_parts();
@@ -143,14 +143,11 @@ async fn refuse(refusal: Refusal, mut parts: http::request::Parts) -> Response {
     refusal.into_response()
 }
 
-/// The close frame of a channel refused for good: code 4000 + `status` (4400, 4401, 4403,
-/// 4404, …), reason `CODE: message`, cut to the 123 bytes a close reason may hold.
+/// The close frame of a channel refused for good: [`wire::refusal_close`].
 fn refusal_close(status: u16, code: &str, message: &str) -> Message {
-    close(4000 + status, format!("{code}: {message}"))
+    let (code, reason) = wire::refusal_close(status, code, message);
+    close(code, reason)
 }
-
-/// The longest reason a close frame holds: 125 bytes of payload, less the code's two.
-const MAX_CLOSE_REASON: usize = 123;
 
 /// Whether the upstream (or the source's stack on the way to it) refused a channel for a
 /// reason retrying will not change, and the close that tells the browser so: the upstream's
@@ -236,10 +233,12 @@ async fn read_hello(socket: &mut WebSocket, announced: bool) -> Option<Hello> {
     }
     match tokio::time::timeout(HELLO_WAIT, socket.recv()).await {
         Err(_elapsed) => Some(Hello::default()),
-        Ok(Some(Ok(Message::Text(text)))) => match frame::first_frame(text.as_str()) {
+        Ok(Some(Ok(Message::Text(text)))) => match wire::first_frame(text.as_str()) {
             Ok(hello) => Some(hello),
-            Err(frame::NotJson) => {
-                let _ = socket.send(close(1003, "a message is JSON text")).await;
+            Err(wire::NotJson) => {
+                let _ = socket
+                    .send(close(wire::CLOSE_NOT_JSON, "a message is JSON text"))
+                    .await;
                 None
             }
         },
@@ -378,7 +377,7 @@ async fn pump(
                     Inbound::Message(message) => message,
                     Inbound::Skip => continue,
                     Inbound::Ping => {
-                        if socket.send(Message::Text(frame::PONG.into())).await.is_err() {
+                        if socket.send(Message::Text(wire::PONG.into())).await.is_err() {
                             break;
                         }
                         continue;
@@ -439,7 +438,7 @@ impl FarEnd for Implemented<'_> {
     }
 
     async fn take(&mut self, message: Value) -> Result<(), Message> {
-        if std::mem::take(&mut self.first) && frame::is_hello(&message) {
+        if std::mem::take(&mut self.first) && wire::is_hello(&message) {
             return Ok(());
         }
         if !self.member.accepts_messages() {
@@ -457,20 +456,12 @@ fn going_away() -> Message {
     close(1001, "the server is going away")
 }
 
-/// A close frame; a reason over [`MAX_CLOSE_REASON`] bytes is cut there (on a character's
-/// boundary), as RFC 6455 requires.
+/// A close frame; a reason over [`wire::MAX_CLOSE_REASON`] bytes is cut there
+/// ([`wire::close_reason`]).
 fn close(code: u16, reason: impl Into<String>) -> Message {
-    let mut reason = reason.into();
-    if reason.len() > MAX_CLOSE_REASON {
-        let mut end = MAX_CLOSE_REASON;
-        while !reason.is_char_boundary(end) {
-            end -= 1;
-        }
-        reason.truncate(end);
-    }
     Message::Close(Some(CloseFrame {
         code,
-        reason: reason.into(),
+        reason: wire::close_reason(reason.into()).into(),
     }))
 }
 
@@ -479,7 +470,7 @@ fn close(code: u16, reason: impl Into<String>) -> Message {
 /// with 1009.
 enum Inbound {
     Message(Value),
-    /// A browser caller's heartbeat (`frame::is_ping`), which the proxy answers itself.
+    /// A browser caller's heartbeat (`wire::is_ping`), which the proxy answers itself.
     Ping,
     /// A ping, a pong: nothing to hand on.
     Skip,
@@ -497,8 +488,8 @@ async fn end(socket: &mut WebSocket, close: Option<Message>) {
 /// What the frame a socket's read gave is, by the rules of [`Inbound`].
 fn inbound(received: Option<Result<Message, axum::Error>>) -> Inbound {
     let parsed = match received {
-        Some(Ok(Message::Text(text))) => frame::message(text.as_bytes()),
-        Some(Ok(Message::Binary(bytes))) => frame::message(&bytes),
+        Some(Ok(Message::Text(text))) => wire::message(text.as_bytes()),
+        Some(Ok(Message::Binary(bytes))) => wire::message(&bytes),
         Some(Err(e)) if is_too_large(&e) => {
             return Inbound::End(Some(close(1009, "a message is over the size limit")))
         }
@@ -506,9 +497,11 @@ fn inbound(received: Option<Result<Message, axum::Error>>) -> Inbound {
         Some(Ok(_)) => return Inbound::Skip,
     };
     match parsed {
-        Ok(message) if frame::is_ping(&message) => Inbound::Ping,
+        Ok(message) if wire::is_ping(&message) => Inbound::Ping,
         Ok(message) => Inbound::Message(message),
-        Err(frame::NotJson) => Inbound::End(Some(close(1003, "a message is JSON text"))),
+        Err(wire::NotJson) => {
+            Inbound::End(Some(close(wire::CLOSE_NOT_JSON, "a message is JSON text")))
+        }
     }
 }
 

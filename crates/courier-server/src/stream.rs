@@ -3,7 +3,7 @@
 
 use crate::address::{address, only_get, source_of};
 use crate::refusal::Refusal;
-use crate::wire::WireQuery;
+use crate::wire::Wire;
 use crate::{call, Proxy};
 use axum::extract::State;
 use axum::response::sse::{Event as SseEvent, Sse};
@@ -12,7 +12,7 @@ use courier_core::{
     ApiDef, EndpointDef, MissedEvents, ResolvedEndpoint, StreamRequest, StreamSource,
 };
 use futures_util::{StreamExt, TryStreamExt};
-use serde_json::{json, Value};
+use serde_json::Value;
 use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
@@ -22,7 +22,7 @@ const END_EVENT: &str = "courier.end";
 
 pub(crate) async fn serve_stream(
     State(live): State<Arc<Proxy>>,
-    query: WireQuery,
+    Wire(query): Wire,
     request: axum::http::Request<axum::body::Body>,
 ) -> Result<Response, Refusal> {
     only_get(&request, "a stream")?;
@@ -68,7 +68,7 @@ pub(crate) async fn serve_stream(
         *over = item.is_err();
         let failure = |e: &dyn std::fmt::Display| {
             tracing::warn!(endpoint = %path, error = %e, "an implemented stream failed");
-            let body = json!({ "error": { "code": "STREAM_FAILED", "message": e.to_string() } });
+            let body = courier_core::wire::error_body("STREAM_FAILED", &e.to_string());
             SseEvent::default().event("error").data(body.to_string())
         };
         let frame = match item {

@@ -7,6 +7,7 @@ use crate::error::Error;
 use crate::read::ReadAs;
 use courier_core::encode::Variables;
 use courier_core::routes::{RouteShape, Routes};
+use courier_core::wire;
 use courier_core::{
     Body, CallOptions, ConfigurationError, EndpointDef, EndpointMeta, ErrorCode, Kind,
     ResolvedEndpoint, ResponseType, RetrySetting,
@@ -159,14 +160,20 @@ impl Route {
                 "a form goes with an HTTP call only; a stream's or channel's variables are JSON",
             ));
         }
-        url.query_pairs_mut()
-            .append_pair("_s", &self.source)
-            .append_pair("_g", endpoint.group_path())
-            .append_pair("_m", endpoint.name());
-        let timeout = options.and_then(|o| o.get_settings().get_timeout());
-        if let (true, Some(timeout)) = (is_http, timeout) {
-            url.query_pairs_mut()
-                .append_pair("_t", &timeout.as_millis().to_string());
+        {
+            let mut query = url.query_pairs_mut();
+            wire::CallAddress {
+                source: &self.source,
+                group: endpoint.group_path(),
+                name: endpoint.name(),
+            }
+            .append_to(|name, value| {
+                query.append_pair(name, value);
+            });
+            let timeout = options.and_then(|o| o.get_settings().get_timeout());
+            if let (true, Some(timeout)) = (is_http, timeout) {
+                query.append_pair(wire::TIMEOUT, &wire::timeout_millis(timeout));
+            }
         }
         let method = if is_http {
             self.verb(endpoint, &variables, options)?
@@ -176,7 +183,8 @@ impl Route {
         let (url, body, content_type) = if method == Method::GET {
             let mut get = url.clone();
             if let Some(json) = json_of(&variables) {
-                get.query_pairs_mut().append_pair("_v", &json.to_string());
+                get.query_pairs_mut()
+                    .append_pair(wire::VARIABLES, &wire::variables_json(json));
             }
             let forced = options.and_then(CallOptions::get_method).is_some();
             if !is_http || forced || get.as_str().len() <= MAX_GET_ADDRESS {
@@ -297,17 +305,15 @@ impl Route {
             .and_then(|v| v.split(';').next())
             .map(|v| v.trim().to_ascii_lowercase())
             .unwrap_or_default();
-        ReadAs::Type(
-            if kind.is_empty() || kind == "application/json" || kind.ends_with("+json") {
-                ResponseType::Json
-            } else if kind.starts_with("text/") {
-                ResponseType::Text
-            } else if kind == "application/x-www-form-urlencoded" {
-                ResponseType::Form
-            } else {
-                ResponseType::Bytes
-            },
-        )
+        ReadAs::Type(if kind.is_empty() || wire::is_json_media_type(&kind) {
+            ResponseType::Json
+        } else if kind.starts_with("text/") {
+            ResponseType::Text
+        } else if kind == "application/x-www-form-urlencoded" {
+            ResponseType::Form
+        } else {
+            ResponseType::Bytes
+        })
     }
 
     /// Tells `on_error` of a stream's or a channel's opening refused with an HTTP status.
@@ -370,15 +376,12 @@ fn post_body(path: &str, variables: Variables) -> Result<(Body, HeaderValue), Er
                 .unwrap_or(HeaderValue::from_static("multipart/form-data"));
             Ok((encoded.into_body(), kind))
         }
-        Variables::Json(value) => {
-            let body = serde_json::json!({ "variables": value }).to_string();
-            Ok((
-                Body::from(body),
-                HeaderValue::from_static("application/json"),
-            ))
-        }
+        Variables::Json(value) => Ok((
+            Body::from(wire::call_body(Some(&value))),
+            HeaderValue::from_static("application/json"),
+        )),
         Variables::None => Ok((
-            Body::from(r#"{"variables":null}"#),
+            Body::from(wire::call_body(None)),
             HeaderValue::from_static("application/json"),
         )),
     }

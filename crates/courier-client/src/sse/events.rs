@@ -345,10 +345,11 @@ fn backoff(reconnect: Duration, failures: u32) -> Duration {
 /// ends the stream; `None` for any other `error` event, which is an ordinary event.
 fn failure(data: &str) -> Option<Error> {
     let value: Value = serde_json::from_str(data).ok()?;
-    let error = value.as_object()?.get("error")?.as_object()?;
-    let code = error.get("code")?.as_str()?;
-    let message = error.get("message").and_then(Value::as_str).unwrap_or("");
-    Some(Error::closed(1011, format!("{code}: {message}")))
+    let (code, message) = courier_core::wire::read_error_body(&value)?;
+    Some(Error::closed(
+        1011,
+        format!("{code}: {}", message.unwrap_or_default()),
+    ))
 }
 
 fn too_large(e: TooLarge) -> Error {

@@ -62,17 +62,7 @@ impl Dialer {
             .filter_map(|(name, value)| Some((name.to_string(), Value::from(value.to_str().ok()?))))
             .collect();
         // Nothing to authenticate with and no headers: no hello frame.
-        if params.is_none() && headers.is_empty() {
-            return Ok(None);
-        }
-        let mut hello = serde_json::json!({ "type": "courier.hello" });
-        if let Some(params) = params {
-            hello["auth"] = Value::Object(params);
-        }
-        if !headers.is_empty() {
-            hello["headers"] = Value::Object(headers);
-        }
-        Ok(Some(Message::text(hello.to_string())))
+        Ok(courier_core::wire::hello_frame(params.as_ref(), &headers).map(Message::text))
     }
 
     /// The hello frame, then a connection: what `connect` awaits.

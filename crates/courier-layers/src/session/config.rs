@@ -93,8 +93,9 @@ impl Config {
             endpoint,
             "a call of a source with a session was made with no served request in scope, so it \
              carries no session and no write of it is CSRF-checked: in a handler, add \
-             `courier::ContextLayer` to the app's router (or give the call `CallOptions::context`); \
-             a call the server makes on its own sets the endpoint's `session` off (said once)"
+             `courier::layers::context::ContextLayer` to the app's router (or give the call \
+             `CallOptions::context`); a call the server makes on its own sets the endpoint's \
+             `session` off (said once)"
         );
     }
 

@@ -965,5 +965,8 @@ async fn a_call_with_no_served_request_is_logged_once_unless_its_session_is_off(
     assert_eq!(logged.lines().count(), 1, "said once: {logged}");
     assert!(logged.contains("WARN"), "{logged}");
     assert!(logged.contains("endpoint=\"x.y\""), "{logged}");
-    assert!(logged.contains("add `courier::ContextLayer`"), "{logged}");
+    assert!(
+        logged.contains("add `courier::layers::context::ContextLayer`"),
+        "{logged}"
+    );
 }
