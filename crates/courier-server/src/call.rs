@@ -143,22 +143,13 @@ pub(crate) async fn serve_call(
     let browser_rule = (method == Method::GET)
         .then(|| http.cache_options().map(CacheRule::from_options))
         .flatten();
-    let allow = allow_layer(&api, &endpoint, &variables);
     let meta = endpoint.meta();
-    // The browser's allowed headers go upstream as the call's own; its whole head, taken rather
-    // than copied, is the call's served context.
-    let mut relayed = parts.headers.clone();
-    allow.filter_request(&mut relayed, Some(meta));
-    let served = served_request(parts).relaying(relayed.keys().cloned());
-    let mut options = CallOptions::new().context(served.clone());
-    for (name, value) in &relayed {
-        options = options.header(name.clone(), value.clone());
-    }
+    let (mut options, served, allow) = upstream_options(&api, &endpoint, &variables, parts);
     if let Some(timeout) = timeout {
         options = options.timeout(timeout);
     }
     let response = match client
-        .pass_through(endpoint.path(), variables, Some(&options))
+        .pass_through(&endpoint, variables, Some(&options))
         .await
     {
         Ok(upstream) => {
@@ -303,18 +294,19 @@ pub(crate) fn served_request(parts: http::request::Parts) -> ServedRequest {
 pub(crate) fn upstream_options(
     api: &courier_core::ApiDef,
     endpoint: &ResolvedEndpoint,
-    variables: &Value,
+    variables: &Variables,
     parts: http::request::Parts,
 ) -> (CallOptions, ServedRequest, AllowHeadersLayer) {
-    let allow = allow_layer(api, endpoint, &Variables::Json(variables.clone()));
+    let allow = allow_layer(api, endpoint, variables);
+    // The browser's allowed headers go upstream as the call's own, copied once out of its head;
+    // the head itself, taken rather than copied, is the call's served context.
     let mut headers = parts.headers.clone();
     allow.filter_request(&mut headers, Some(endpoint.meta()));
     let served = served_request(parts).relaying(headers.keys().cloned());
-    let mut options = CallOptions::new();
-    for (name, value) in &headers {
-        options = options.header(name.clone(), value.clone());
-    }
-    (options.context(served.clone()), served, allow)
+    let options = CallOptions::new()
+        .context(served.clone())
+        .headers_from(headers);
+    (options, served, allow)
 }
 
 /// The browser's response from the upstream's: its status, its allowed headers and the message

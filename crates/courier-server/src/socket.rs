@@ -66,7 +66,8 @@ async fn open(
     let parts = std::mem::replace(parts, http::Request::new(()).into_parts().0);
     let announced = query.hello.as_deref() == Some("1");
     if remote {
-        let (options, served, allow) = call::upstream_options(&api, &endpoint, &variables, parts);
+        let (options, served, allow) =
+            call::upstream_options(&api, &endpoint, &Variables::Json(variables.clone()), parts);
         let shutdown = live.shutdown.clone();
         return Ok(upgrade.on_upgrade(move |mut socket| {
             shutdown.clone().track(async move {

@@ -8,6 +8,7 @@ use crate::{call, Proxy};
 use axum::extract::State;
 use axum::response::sse::{Event as SseEvent, Sse};
 use axum::response::{IntoResponse, Response};
+use courier_core::encode::Variables;
 use courier_core::{
     ApiDef, EndpointDef, MissedEvents, ResolvedEndpoint, StreamRequest, StreamSource,
 };
@@ -229,6 +230,7 @@ async fn proxy_stream(
         return Refusal::NotInRoutes(format!("there is no source `{source}`")).into_response();
     };
     let last_event_id = parts.headers.get("last-event-id").cloned();
+    let variables = Variables::from(variables);
     let (mut options, served, allow) = call::upstream_options(api, endpoint, &variables, parts);
     options = options.header(
         http::header::ACCEPT,
@@ -240,7 +242,7 @@ async fn proxy_stream(
     // An event stream's own `cache-control` goes back with it.
     let allow = allow.allow([http::header::CACHE_CONTROL]);
     match client
-        .pass_through(endpoint.path(), variables, Some(&options))
+        .pass_through(endpoint, variables, Some(&options))
         .await
     {
         Ok(upstream) => {

@@ -653,26 +653,25 @@ impl Client {
         call.await.map_err(Error::from_stack)
     }
 
-    /// Calls the endpoint at `path` and hands back the upstream response as it came — status,
-    /// headers and the body unread (streaming) — whatever its status: what a proxy passes on.
-    /// The call goes through the endpoint's whole layer stack as [`Client::call`] does; the
-    /// timeout bounds the response head only.
+    /// Calls `endpoint` (resolved already: [`ApiDef::endpoint`], or what a proxy's address
+    /// named) and hands back the upstream response as it came — status, headers and the body
+    /// unread (streaming) — whatever its status: what a proxy passes on. The call goes through
+    /// the endpoint's whole layer stack as [`Client::call`] does; the timeout bounds the response
+    /// head only.
     ///
     /// # Errors
     ///
-    /// An unknown path (`ENDPOINT_NOT_IN_ROUTES`), variables the endpoint cannot use, a layer's
-    /// refusal (499, 403), a timeout, or a network failure. An upstream status of 400 or more is
-    /// not an error here.
+    /// Variables the endpoint cannot use, a layer's refusal (499, 403), a timeout, or a network
+    /// failure. An upstream status of 400 or more is not an error here.
     pub async fn pass_through(
         &self,
-        path: &str,
+        endpoint: &ResolvedEndpoint,
         variables: impl Into<Variables>,
         options: Option<&CallOptions>,
     ) -> Result<Response<Body>, Error> {
-        let endpoint = self.endpoint_at(path)?;
-        self.handshake_with(&endpoint, variables.into(), options, HeaderMap::new(), None)
+        self.handshake_with(endpoint, variables.into(), options, HeaderMap::new(), None)
             .await
-            .map_err(|e| e.with_endpoint(path))
+            .map_err(|e| e.with_endpoint(endpoint.path()))
     }
 
     /// The endpoint at dotted `path`; an unknown one is `ENDPOINT_NOT_IN_ROUTES`.

@@ -97,6 +97,42 @@ impl CallOptions {
         self
     }
 
+    /// Adds every header of `headers`, as [`header`](Self::header) adds one. Taken by value:
+    /// the call's first headers are moved in, not copied (the proxy hands a browser's allowed
+    /// headers on so).
+    ///
+    /// ```
+    /// use courier::CallOptions;
+    /// use http::header::ACCEPT_LANGUAGE;
+    /// use http::{HeaderMap, HeaderValue};
+    ///
+    /// let mut browser = HeaderMap::new();
+    /// browser.append(ACCEPT_LANGUAGE, HeaderValue::from_static("fr"));
+    /// browser.append("x-tag", HeaderValue::from_static("a"));
+    /// browser.append("x-tag", HeaderValue::from_static("b"));
+    /// let options = CallOptions::new()
+    ///     .header(ACCEPT_LANGUAGE, HeaderValue::from_static("en"))
+    ///     .headers_from(browser);
+    /// let languages: Vec<_> = options.headers().get_all(ACCEPT_LANGUAGE).iter().collect();
+    /// assert_eq!(languages, ["en", "fr"]);
+    /// assert_eq!(options.headers().get_all("x-tag").iter().count(), 2);
+    /// ```
+    pub fn headers_from(mut self, headers: HeaderMap) -> Self {
+        if self.headers.is_empty() {
+            self.headers = headers;
+        } else {
+            // A name comes once, before its first value; `None` is "the same name again".
+            let mut current = None;
+            for (name, value) in headers {
+                current = name.or(current);
+                if let Some(name) = &current {
+                    self.headers.append(name.clone(), value);
+                }
+            }
+        }
+        self
+    }
+
     /// Aborts this call when `signal` is cancelled (the browser package's `signal` call option).
     pub fn signal(mut self, signal: CancellationToken) -> Self {
         self.signal = Some(signal);
