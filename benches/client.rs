@@ -59,8 +59,9 @@ use axum::extract::Path;
 use axum::routing::get;
 use axum::serve::ListenerExt;
 use axum::{Json, Router};
+use courier::transport::Transport;
 use courier::typed::{endpoint, EndpointService, Group, Http};
-use courier::{ApiDef, Caller, Client, Transport};
+use courier::{ApiDef, Caller, Client};
 use courier_test_support::tls::{client_config, start_counting, tls_acceptor, Pki, TlsOptions};
 use criterion::measurement::WallTime;
 use criterion::{criterion_group, BenchmarkGroup, BenchmarkId, Criterion, Throughput};
@@ -127,7 +128,8 @@ fn caller_with(base_url: &str, transport: Transport) -> Caller<Bench> {
     let users = Group::new(Users {
         get: endpoint().get("/:id"),
         cached: Http::from_def(
-            courier::HttpEndpoint::get("/:id").cache(courier::CacheOptions::new().revalidate(3600)),
+            courier::HttpEndpoint::get("/:id")
+                .cache(courier::options::CacheOptions::new().revalidate(3600)),
         ),
     })
     .prefix("/users");

@@ -16,11 +16,9 @@
 //!
 //! Run: `cargo bench --bench live`
 
+use courier::live::{ChannelHandler, ChannelHandlers, Event, Peer, StreamHandler};
 use courier::server::Proxy;
-use courier::{
-    ApiDef, ChannelEndpoint, ChannelHandler, ChannelHandlers, Client, Event, GroupDef, Peer,
-    StreamEndpoint, StreamHandler,
-};
+use courier::{ApiDef, ChannelEndpoint, Client, GroupDef, StreamEndpoint};
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use futures_util::{SinkExt, StreamExt};
 use serde_json::{json, Value};

@@ -29,12 +29,12 @@ use axum::extract::Path;
 use axum::response::sse::{Event as SseEvent, Sse};
 use axum::routing::get;
 use axum::Router;
-use courier::live::{Hub, JoinOptions, LocalBus, Member, Outbound};
-use courier::server::Proxy;
-use courier::{
-    ApiDef, ChannelEndpoint, ChannelHandler, ChannelHandlers, GroupDef, Peer, StreamEndpoint,
+use courier::live::{
+    ChannelHandler, ChannelHandlers, Hub, JoinOptions, LocalBus, Member, Outbound, Peer,
     StreamHandler,
 };
+use courier::server::Proxy;
+use courier::{ApiDef, ChannelEndpoint, GroupDef, StreamEndpoint};
 use courier_redis::RedisBus;
 use futures_util::{SinkExt, StreamExt};
 use serde_json::{json, Value};

@@ -78,9 +78,9 @@ fn api(backend: SocketAddr) -> ApiDef {
 /// address, user agent): what a proxy in front of signed-in users does for every read.
 fn users_api(backend: SocketAddr) -> ApiDef {
     builder(backend)
-        .session(courier::SessionOptions::new().cookies(["sid"]))
+        .session(courier::options::SessionOptions::new().cookies(["sid"]))
         .forward(
-            courier::ForwardOptions::new()
+            courier::options::ForwardOptions::new()
                 .request_id(true)
                 .client_address(true)
                 .user_agent(true),

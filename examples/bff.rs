@@ -20,13 +20,15 @@ use axum::extract::State;
 use axum::routing::{get, post};
 use axum::{Json, Router};
 use courier::layers::context::ContextLayer;
+use courier::layers::session::{IssueRefused, IssuedSession, SessionCookies};
+use courier::live::Event;
+use courier::options::{CsrfKey, SessionOptions};
 use courier::routes::Routes;
 use courier::server::Proxy;
-use courier::session::{IssueRefused, IssuedSession, SessionCookies};
 use courier::typed::{
     channel, endpoint, stream, Channel, ChannelHandlers, ChannelPeer, Group, Http, Mutation, Stream,
 };
-use courier::{ApiDef, Caller, CsrfKey, Event, SessionOptions};
+use courier::{ApiDef, Caller};
 use futures_util::StreamExt;
 use serde::{Deserialize, Serialize};
 use std::net::SocketAddr;
@@ -155,7 +157,7 @@ struct Summary {
 /// the response: the backend's own error, or 502 / 504.
 async fn summary(State(state): State<AppState>) -> Result<Json<Summary>, courier::Error> {
     let todos = state.caller.todos().list().await?;
-    let me = courier::context::ServedRequest::current()
+    let me = courier::layers::context::ServedRequest::current()
         .and_then(|served| cookie(served.parts().headers.get("cookie")?.to_str().ok()?, "sid"));
     Ok(Json(Summary {
         count: todos.len(),

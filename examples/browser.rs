@@ -18,12 +18,14 @@ use axum::http::{header, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::{Json, Router};
+use courier::live::Event;
+use courier::options::{CacheOptions, SessionMode, SessionOptions};
 use courier::routes::Routes;
 use courier::server::Proxy;
 use courier::typed::{
     channel, endpoint, stream, Channel, ChannelHandlers, ChannelPeer, Group, Http, Mutation, Stream,
 };
-use courier::{ApiDef, CacheOptions, Event, SessionMode, SessionOptions};
+use courier::ApiDef;
 use futures_util::StreamExt;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};

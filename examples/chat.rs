@@ -95,9 +95,9 @@ async fn join(
     url: &str,
     room: &str,
     user: &str,
-) -> Result<courier::ws::Connection<Said, Say>, courier::BoxError> {
+) -> Result<courier::live::ws::Connection<Said, Say>, courier::BoxError> {
     let caller = ProxyCaller::source(url, "chat", chat()?)
-        .proxy_path(courier::proxy::ProxyPaths {
+        .proxy_path(courier::config::ProxyPaths {
             ws: Some("/api/ws".into()),
             ..Default::default()
         })

@@ -8,10 +8,11 @@
 //! ```
 
 use courier::config::ProxyPaths;
+use courier::live::Event;
 use courier::routes::Routes;
 use courier::server::Proxy;
 use courier::typed::{channel, stream, Channel, ChannelHandlers, ChannelPeer, Group, Stream};
-use courier::{ApiDef, Caller, Event, ProxyCaller};
+use courier::{ApiDef, Caller, ProxyCaller};
 use futures_util::StreamExt;
 use serde::{Deserialize, Serialize};
 use std::time::Duration;

@@ -46,20 +46,32 @@
 //!
 //! # What is where
 //!
-//! | names | for |
-//! |---|---|
-//! | [`ApiDef`], [`ApiBuilder`], [`GroupDef`], [`HttpEndpoint`], [`StreamEndpoint`], [`ChannelEndpoint`], [`Kind`], [`SourceOptions`], [`ResponseParser`], [`PathOptions`], [`ResolvedPathOptions`], [`Via`], [`WireCall`], [`Topic`], [`EndpointDef`], [`EndpointOptions`], [`HttpAddress`], [`StreamSource`], [`ChannelSource`], [`ResolvedEndpoint`], [`ResolvedGroup`] | the runtime tree: declaring a source, reading it back |
-//! | [`CacheOptions`], [`RetryPolicy`], [`RetrySetting`], [`Backoff`], [`SessionOptions`], [`SessionMode`], [`Csrf`], [`CsrfKey`], [`ForwardOptions`], [`HeaderToggle`], [`ResponseType`], [`WsOptions`], [`WsAuth`], [`Heartbeat`], [`MessageQueue`] | the options of sources, groups and endpoints |
-//! | [`Event`], [`EventStream`], [`MessageStream`], [`MissedEvents`], [`StreamHandler`], [`ChannelHandler`], [`ChannelHandlers`], [`Peer`], [`PeerHandler`], [`StreamRequest`], [`ChannelRequest`] | streams and channels served here (`.implement()`) |
-//! | [`Caller`], [`Client`], [`ProxyCaller`], [`CallOptions`], [`HttpResponse`], [`Progress`], [`UploadProgress`], [`CancellationToken`] | calling |
-//! | [`typed::EndpointService`] (a view's `.services()`, `Client::service`) | one endpoint as a `tower::Service` of its variables, for tower's layers around it |
-//! | [`Dispatch`], [`StreamDispatch`], [`ChannelDispatch`], [`HttpCallRequest`], [`IntoVariables`] | what typed views run on: implemented by `Client`, for a caller of your own |
-//! | [`Error`], [`HttpError`], [`Refused`], [`NetworkErrorKind`], [`ConfigurationError`], [`ErrorCode`], [`classify`] | what fails, and why |
-//! | [`FromResponse`], [`ResponseBody`], [`BodyStream`], [`DecodeError`] | reading responses into your types |
-//! | [`Transport`], [`TransportCache`], [`TransportError`], [`TransportOptions`], [`Dispatcher`], [`ClientIdentity`], [`Fetch`], [`Middleware`], [`HttpService`], [`BodyService`], [`Body`], [`BoxError`], [`EndpointMeta`] | the transport and the stack a call goes down |
-//! | [`typed`], `#[derive(Group)]`, `#[derive(Api)]`, `#[derive(TypeScript)]`, [`Api`](struct@Api) | the typed face |
-//! | [`layers`], [`server`], [`proxy`], [`sse`], [`ws`] | the layers, the proxy route, the proxy caller, streams, channels |
-//! | [`config`], [`context`], [`encode`], [`headers`], [`live`], [`routes`], [`suggest`] | the config file, the served request, variable encoding, headers that never cross, the hub, the routes record, "did you mean" |
+//! The root holds what a first program names: the tree's builders, the derives, the callers,
+//! a call's options and the errors it meets. Everything else sits in the module a user looks in
+//! for it, as axum keeps `Router` at its root and `sse::Event` in `response`, and reqwest keeps
+//! `Client` at its root and `Part` in `multipart`: a module per thing a user does (set an
+//! option, read a built tree, serve a stream, swap the transport, read an error's details, read
+//! a response), each name at one path.
+//!
+//! | where | names | for |
+//! |---|---|---|
+//! | the root | [`ApiDef`], [`ApiBuilder`], [`GroupDef`], [`HttpEndpoint`], [`StreamEndpoint`], [`ChannelEndpoint`] | declaring an API as a runtime tree |
+//! | the root | [`Api`](struct@Api), `#[derive(Api)]`, `#[derive(Group)]` (with [the derives' guide](derive@Group)), `#[derive(TypeScript)]` | declaring it as Rust structs |
+//! | the root | [`Caller`], [`Client`], [`ProxyCaller`], [`CallOptions`] | calling it: typed, by dotted path, through an app's proxy route; one call's options |
+//! | the root | [`Error`], [`ConfigurationError`], [`BoxError`] | what fails: a call, a definition; any error, boxed |
+//! | [`typed`] | `Http`, `Stream`, `Channel`, `Group`, `endpoint()`, the views, [`EndpointService`](typed::EndpointService) | the typed face: field types, views, endpoints as `tower::Service`s |
+//! | [`typed::dispatch`] | `Dispatch`, `StreamDispatch`, `ChannelDispatch`, `HttpCallRequest`, `IntoVariables` | what typed views run on, for a caller of your own (a test double) |
+//! | [`options`] | `CacheOptions`, `RetryPolicy`, `RetrySetting`, `Backoff`, `SessionOptions`, `SessionMode`, `Csrf`, `CsrfKey`, `ForwardOptions`, `HeaderToggle`, `ResponseType`, `WsOptions`, `WsAuth`, `Heartbeat`, `MessageQueue`, `LayerSettings`, `UploadProgress`, `Progress`, `CancellationToken` | the option records the builders' setters take |
+//! | [`tree`] | `EndpointDef`, `EndpointOptions`, `ResolvedEndpoint`, `ResolvedGroup`, `SourceOptions`, `HttpAddress`, `Via`, `WireCall`, `StreamSource`, `ChannelSource`, `Topic`, `PathOptions`, `ResolvedPathOptions`, `ResponseParser`, `EndpointMeta`, `Attempts`, `Kind` | the tree's parts: an endpoint's address and sources, a built tree read back, the facts layers read |
+//! | [`live`] | `StreamHandler`, `StreamRequest`, `Event`, `EventStream`, `MissedEvents`, `ChannelHandler`, `ChannelHandlers`, `ChannelRequest`, `MessageStream`, `Peer`, `PeerHandler`; `Hub`, `TopicBus`, `LocalBus`, …; [`live::sse`] (`Events`), [`live::ws`] (`Connection`, `Sender`) | streams and channels: served here (`.implement()`), the hub that runs them, and the clients that read them |
+//! | [`transport`] | `Transport`, `TransportCache`, `TransportError`, `TransportOptions`, `Dispatcher`, `ClientIdentity`, `Fetch`, `Middleware`, `HttpService`, `HttpFuture`, `BodyService`, `Body` | the transport and the stack a call goes down |
+//! | [`client`] | `ClientBuilder`, `CallerBuilder`, `Call`, `ProxyClient`, `ProxyCallerBuilder`, `Credentials`, `Success`, `MAX_GET_ADDRESS` | building the callers, and the clients under them |
+//! | [`error`] | `HttpError`, `Refused`, `Close`, `NetworkErrorKind`, `classify`, `DecodeError`, `ErrorCode` | an error's details: what [`Error`]'s and [`ConfigurationError`]'s accessors return |
+//! | [`response`] | `HttpResponse`, `FromResponse`, `ResponseBody`, `BodyStream` | reading responses into your types |
+//! | [`encode`] | `Form`, `FilePart`, `Part`, `Variables`, `PathTemplate`, … | variables: files to upload, and how variables become a request |
+//! | [`layers`] | one module per layer; [`layers::context`] (`ServedRequest`, `ContextLayer`), [`layers::session`] (`SessionLayer`, `SessionCookies` to sign a user in) | the layers, each usable alone on any `tower::Service` |
+//! | [`server`] | `Proxy`, `ProxyError`, `Shutdown` | the proxy route a browser calls an API through |
+//! | [`config`], [`routes`] | `Config`, `ProxyPaths`; `Routes`, `Command`, `routes::types` | the config file; the routes record and the browser's routes module |
 //!
 //! # Features
 //!
@@ -70,7 +82,7 @@
 //! | feature | adds |
 //! |---|---|
 //! | `full` | every feature below but `redis` (the default) |
-//! | `client` | the callers: [`Caller`], [`Client`], [`ProxyCaller`], the transport, [`Error`], the [`sse`] and [`ws`] clients, the [`live`] hub of channels served in process; the layers of a call's stack come with it (`cancel-previous`, `session`, `forward`, `cache`, `coalesce`, `retry`, `timeout`) |
+//! | `client` | the callers: [`Caller`], [`Client`], [`ProxyCaller`], [`client`], the transport ([`transport::Transport`]), [`Error`] and its details in [`error`], the stream and channel clients ([`live::sse`], [`live::ws`]) and the hub that runs channels served in process ([`live::Hub`]); the layers of a call's stack come with it (`cancel-previous`, `session`, `forward`, `cache`, `coalesce`, `retry`, `timeout`) |
 //! | `server` | [`server`]: the proxy route (`Proxy`), with `client`, `axum`, `allow-headers` and `session` |
 //! | `axum` | [`Error`] as an axum response (`IntoResponse`), so that a handler can `?` a call; with `client` |
 //! | `allow-headers` | [`layers::allow_headers`]: `AllowHeadersLayer` |
@@ -78,105 +90,74 @@
 //! | `cache` | [`layers::cache`]: `CacheLayer` |
 //! | `cancel-previous` | [`layers::cancel_previous`]: `CancelPreviousLayer` |
 //! | `coalesce` | [`layers::coalesce`]: `CoalesceLayer` |
-//! | `context` | [`layers::context`]: `ContextLayer`, for the served request in axum handlers |
+//! | `context` | [`layers::context`]: `ContextLayer`, for the served request in axum handlers (`ServedRequest` is always there) |
 //! | `forward` | [`layers::forward`]: `ForwardLayer` |
 //! | `retry` | [`layers::retry`]: `RetryLayer` |
-//! | `session` | [`layers::session`]: `SessionLayer`; [`session`]: `SessionCookies`, to sign a user in |
+//! | `session` | [`layers::session`]: `SessionLayer`, and `SessionCookies` to sign a user in |
 //! | `timeout` | [`layers::timeout`]: `TimeoutLayer` |
 //! | `trace` | [`layers::trace`]: tower-http's `TraceLayer` set up for courier's calls, `log_middleware` |
-//! | `redis` | `redis`: `RedisBus`, a topic bus on Redis pub/sub for a hub shared by several instances (redis-rs) |
+//! | `redis` | `live::redis`: `RedisBus`, a topic bus on Redis pub/sub for a hub shared by several instances (redis-rs) |
 //! | `typescript` | [`routes::types`]: the endpoints' TypeScript types in the routes module (ts-rs) |
 //!
 //! A layer needs no client: `default-features = false, features = ["coalesce"]` gives the
 //! definitions and `CoalesceLayer`, to stack on any `tower::Service`.
 
 pub use courier_core::{
-    ApiBuilder, ApiDef, Backoff, Body, BodyService, BodyStream, BoxError, CacheOptions,
-    CallOptions, CancellationToken, ChannelEndpoint, ChannelHandler, ChannelHandlers,
-    ChannelRequest, ClientIdentity, ConfigurationError, Csrf, CsrfKey, DecodeError, Dispatch,
-    Dispatcher, EndpointDef, EndpointMeta, EndpointOptions, ErrorCode, Event, EventStream, Fetch,
-    ForwardOptions, FromResponse, GroupDef, HeaderToggle, Heartbeat, HttpEndpoint, HttpResponse,
-    HttpService, Kind, LayerSettings, MessageQueue, MessageStream, Middleware, MissedEvents,
-    PathOptions, Peer, PeerHandler, Progress, ResolvedEndpoint, ResolvedGroup, ResolvedPathOptions,
-    ResponseBody, ResponseParser, ResponseType, RetryPolicy, RetrySetting, SessionMode,
-    SessionOptions, SourceOptions, StreamEndpoint, StreamHandler, StreamRequest, TransportOptions,
-    UploadProgress, WsAuth, WsOptions,
+    Api, ApiBuilder, ApiDef, BoxError, CallOptions, ChannelEndpoint, ConfigurationError, GroupDef,
+    HttpEndpoint, StreamEndpoint,
 };
-pub use courier_core::{
-    ChannelDispatch, ChannelSource, HttpAddress, HttpCallRequest, IntoVariables, StreamDispatch,
-    StreamSource, Topic, Via, WireCall,
-};
-
-pub use courier_core::{config, context, encode, headers, suggest, typed};
 
 #[cfg(feature = "client")]
-#[doc(inline)]
-pub use courier_live as live;
+pub use courier_client::{Caller, Client, Error, ProxyCaller};
 
-#[cfg(feature = "redis")]
-#[doc(inline)]
-pub use courier_redis as redis;
+/// Derives [`typed::ApiSpec`] for a struct of groups: registration and the root client. The
+/// derives' guide is on [`Group`](derive@Group).
+pub use courier_macros::Api;
+/// Derives [`typed::GroupSpec`] for a struct of endpoints and groups: registration and the view.
+/// Below, the guide to the derives (`docs/DERIVE.md`).
+///
+#[doc = include_str!("../docs/DERIVE.md")]
+///
+/// # `#[derive(Group)]` itself
+///
+pub use courier_macros::Group;
+/// Derives [`routes::types::TypeScript`] for a `Group` or `Api` struct: its endpoints' TypeScript
+/// types for the browser's routes module ([`routes::types`]; the `typescript` feature). The
+/// derives' guide is on [`Group`](derive@Group).
+pub use courier_macros::TypeScript;
 
-/// What courier's own crates share and a user does not name: request building
-/// (`build_request`, `call_transport`, `resolve_path_options`), the reserved names, the boxed
-/// futures. Not an API; it may change in any release.
-#[doc(hidden)]
-pub mod __private {
-    pub use courier_core::*;
-}
-
+#[cfg(feature = "client")]
+pub mod client;
+pub mod error;
+pub mod live;
+pub mod options;
+pub mod response;
 pub mod routes;
-
-#[cfg(feature = "client")]
-pub use courier_client::{
-    classify, Call, Caller, CallerBuilder, Client, ClientBuilder, Error, HttpError,
-    NetworkErrorKind, Refused, Transport, TransportCache, TransportError,
-};
+pub mod transport;
+pub mod tree;
 
 // The modules below are inlined so that `cargo doc -p courier` has their pages: a user of
 // `courier` reads `courier::server::Proxy`, not a link to another crate's docs.
 
+pub use courier_core::{config, encode, typed};
+
 #[doc(inline)]
 pub use courier_layers as layers;
-
-#[cfg(feature = "client")]
-#[doc(inline)]
-pub use courier_client::{sse, ws};
-
-#[cfg(feature = "client")]
-#[doc(inline)]
-pub use courier_client::proxy;
-#[cfg(feature = "client")]
-pub use courier_client::proxy::ProxyCaller;
 
 #[cfg(feature = "server")]
 #[doc(inline)]
 pub use courier_server as server;
 
-/// Signing a user in and out: the session cookies of a source's [`SessionOptions`] written on
-/// the app's own response ([`SessionCookies`](session::SessionCookies)), with a fresh CSRF token
-/// signed for that session. The layer that carries the session on calls is
-/// [`layers::session::SessionLayer`]; `docs/SESSION.md` tells the whole story.
-#[cfg(feature = "session")]
-pub mod session {
-    pub use courier_layers::session::issue::{IssueRefused, IssuedSession, SessionCookies};
+/// What courier's own crates share and a user does not name: request building
+/// (`build_request`, `call_transport`, `resolve_path_options`), the reserved names, the boxed
+/// futures, the headers that never cross a proxy, "did you mean". Not an API; it may change in
+/// any release.
+#[doc(hidden)]
+pub mod __private {
+    pub use courier_core::*;
 }
 
-/// The typed API: `Api<T>` is a built source of shape `T`; `#[derive(Api)]` implements `T`.
-pub use courier_core::typed::Api;
-/// Derives [`typed::ApiSpec`] for a struct of groups: registration and the root client. The
-/// guide: [`_derive`].
-pub use courier_macros::Api;
-/// Derives [`typed::GroupSpec`] for a struct of endpoints and groups: registration and the view.
-/// The guide: [`_derive`].
-pub use courier_macros::Group;
-
-#[doc = include_str!("../docs/DERIVE.md")]
-pub mod _derive {}
 /// The guide, from nothing to a backend-for-frontend; here so that its examples are doc tests.
 #[doc(hidden)]
 #[doc = include_str!("../docs/GUIDE.md")]
 pub mod _guide {}
-/// Derives [`routes::types::TypeScript`] for a `Group` or `Api` struct: its endpoints' TypeScript types
-/// for the browser's routes module ([`routes::types`]; the `typescript` feature).
-pub use courier_macros::TypeScript;

@@ -48,7 +48,7 @@
 pub use courier_core::routes::*;
 
 use courier_core::routes::types::TypeScript;
-use courier_core::typed::Api;
+use courier_core::Api;
 use courier_core::ApiDef;
 use std::path::PathBuf;
 use std::process::ExitCode;

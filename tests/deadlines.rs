@@ -9,12 +9,11 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use axum::Router;
 use courier::layers::timeout::error::Elapsed;
-use courier::proxy::ProxyCaller;
+use courier::options::{Backoff, LayerSettings, RetryPolicy};
 use courier::routes::Routes;
 use courier::typed::{endpoint, Group, Http};
-use courier::{
-    ApiDef, Backoff, CallOptions, Client, GroupDef, HttpEndpoint, LayerSettings, RetryPolicy,
-};
+use courier::ProxyCaller;
+use courier::{ApiDef, CallOptions, Client, GroupDef, HttpEndpoint};
 use serde_json::{json, Value};
 use std::collections::HashMap;
 use std::net::SocketAddr;

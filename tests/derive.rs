@@ -7,13 +7,14 @@
 #![allow(missing_docs)]
 
 use courier::encode::Variables;
+use courier::error::ErrorCode;
+use courier::response::{FromResponse, HttpResponse, ResponseBody};
+use courier::tree::Kind;
+use courier::typed::dispatch::{Dispatch, HttpCallRequest, IntoVariables};
 use courier::typed::{
     channel, endpoint, stream, ApiSpec, Channel, Data, Group, Http, Mutation, Scope, Stream,
 };
-use courier::{
-    Api, ApiDef, CallOptions, ConfigurationError, Dispatch, ErrorCode, FromResponse, GroupDef,
-    HttpCallRequest, HttpEndpoint, HttpResponse, IntoVariables, Kind, ResponseBody,
-};
+use courier::{Api, ApiDef, CallOptions, ConfigurationError, GroupDef, HttpEndpoint};
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 use std::collections::VecDeque;
@@ -180,7 +181,7 @@ fn api() -> Result<Api<Example>, ConfigurationError> {
 enum TestError {
     Configuration(ConfigurationError),
     Variables(serde_json::Error),
-    Decode(courier::DecodeError),
+    Decode(courier::response::DecodeError),
     NoAnswer,
 }
 
@@ -793,8 +794,9 @@ async fn the_spec_traits_name_the_generated_types() {
 /// twin and the derive give the same tree and the same calls.
 mod twin {
     use super::{Post, UserId};
+    use courier::typed::dispatch::Dispatch;
     use courier::typed::{Data, Endpoint, GroupSpec, Http, Member, Mode, Raw, Scope};
-    use courier::{CallOptions, Dispatch, GroupDef};
+    use courier::{CallOptions, GroupDef};
 
     pub struct Posts {
         pub list: Http<Vec<Post>, UserId>,

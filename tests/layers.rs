@@ -7,12 +7,12 @@ use axum::http::{HeaderMap, Method, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use axum::{Json, Router};
+use courier::error::{ErrorCode, NetworkErrorKind};
 use courier::layers::auth::AuthLayer;
+use courier::options::SessionOptions;
+use courier::transport::{Body, HttpService, Middleware};
 use courier::typed::{endpoint, Group, Http, Mutation};
-use courier::{
-    ApiBuilder, ApiDef, Body, CallOptions, Caller, ErrorCode, HttpEndpoint, HttpService,
-    Middleware, NetworkErrorKind, SessionOptions,
-};
+use courier::{ApiBuilder, ApiDef, CallOptions, Caller, HttpEndpoint};
 use courier_test_support::{Recorder, PATIENCE};
 use futures_util::future::join_all;
 use http::header::AUTHORIZATION;
@@ -457,7 +457,7 @@ async fn a_newer_search_cancels_the_older_with_499() {
     // The same refusal, typed.
     let refused = err.refused().expect("a layer's refusal");
     assert!(
-        matches!(refused, courier::Refused::ByNewerCall(_)),
+        matches!(refused, courier::error::Refused::ByNewerCall(_)),
         "{refused:?}"
     );
     assert_eq!(
@@ -703,7 +703,7 @@ async fn refusals_and_failures_surface_in_error() {
         .body(())
         .unwrap()
         .into_parts();
-    let served = courier::context::ServedRequest::new(parts, None);
+    let served = courier::layers::context::ServedRequest::new(parts, None);
     let err = caller
         .users()
         .with(CallOptions::new().context(served.clone()))
@@ -717,7 +717,7 @@ async fn refusals_and_failures_surface_in_error() {
     assert!(http.headers.is_empty(), "no response came");
     let refused = err.refused().expect("a layer's refusal");
     assert!(
-        matches!(refused, courier::Refused::Session(_)),
+        matches!(refused, courier::error::Refused::Session(_)),
         "{refused:?}"
     );
     assert_eq!(

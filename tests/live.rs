@@ -2,10 +2,10 @@
 //! through `Caller`, and the same ones served by `courier::server::Proxy` on 127.0.0.1 and
 //! called from another `Caller` over SSE and WebSocket.
 
-use courier::live::Hub;
+use courier::live::{Event, Hub};
 use courier::server::Proxy;
 use courier::typed::{channel, stream, Channel, ChannelHandlers, ChannelPeer, Group, Stream};
-use courier::{ApiDef, Caller, Client, Event};
+use courier::{ApiDef, Caller, Client};
 use futures_util::StreamExt;
 use serde::{Deserialize, Serialize};
 use std::time::Duration;

@@ -5,12 +5,11 @@
 use axum::extract::Request;
 use axum::routing::get;
 use axum::Router;
-use courier::context::ServedRequest;
+use courier::layers::context::ServedRequest;
+use courier::options::SessionOptions;
 use courier::server::Proxy;
-use courier::{
-    ApiDef, CallOptions, Client, GroupDef, HttpEndpoint, PathOptions, SessionOptions,
-    StreamEndpoint,
-};
+use courier::tree::PathOptions;
+use courier::{ApiDef, CallOptions, Client, GroupDef, HttpEndpoint, StreamEndpoint};
 use courier_test_support::Recorder;
 use http_body_util::BodyExt;
 use serde_json::json;

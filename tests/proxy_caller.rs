@@ -10,14 +10,19 @@ use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::{Json, Router};
+use courier::client::Credentials;
+use courier::config::ProxyPaths;
 use courier::encode::{FilePart, Form};
-use courier::proxy::{Credentials, ProxyCaller, ProxyPaths};
+use courier::error::ErrorCode;
+use courier::live::Event;
+use courier::options::{CacheOptions, ResponseType};
 use courier::routes::Routes;
 use courier::server::Proxy;
 use courier::typed::{
     channel, endpoint, stream, Channel, ChannelHandlers, ChannelPeer, Group, Http, Mutation, Stream,
 };
-use courier::{ApiDef, CacheOptions, CallOptions, Caller, ErrorCode, Event, ResponseType};
+use courier::ProxyCaller;
+use courier::{ApiDef, CallOptions, Caller};
 use courier_test_support::serve;
 use futures_util::StreamExt;
 use serde::{Deserialize, Serialize, Serializer};
@@ -634,7 +639,7 @@ async fn a_streamed_file_goes_through_the_proxy_as_it_is_read() {
         futures_util::stream::iter((0..10).map(|_| Ok::<_, std::io::Error>(vec![7u8; 10_000])));
     let form = Form::new().text("id", "5").text("title", "Holiday").file(
         "photo",
-        FilePart::streamed(courier::Body::from_stream(chunks))
+        FilePart::streamed(courier::transport::Body::from_stream(chunks))
             .filename("beach.png")
             .content_type("image/png"),
     );
@@ -1100,7 +1105,7 @@ async fn ws_auth_goes_in_the_first_frame_and_on_join_judges_it() {
     };
     let mut params = serde_json::Map::new();
     params.insert("token".into(), json!("let-me-in"));
-    let ws = courier::WsOptions::new().auth(courier::WsAuth::Params(params));
+    let ws = courier::options::WsOptions::new().auth(courier::options::WsAuth::Params(params));
     let admitted = ProxyCaller::<Demo>::routes(&s.proxy, s.routes())
         .proxy_path(paths.clone())
         .ws(ws)
@@ -1188,7 +1193,7 @@ fn secure_api(backend: SocketAddr) -> courier::Api<Secure> {
     ApiDef::builder()
         .base_url(format!("http://{backend}"))
         .session(
-            courier::SessionOptions::new()
+            courier::options::SessionOptions::new()
                 .cookies(["sid", "csrf_token"])
                 .csrf("csrf_token", "x-csrf-token")
                 .pass_set_cookie(true),
@@ -1468,7 +1473,7 @@ async fn remote_streams_and_channels_carry_the_callers_headers_cookies_and_auth(
         ..ProxyPaths::default()
     })
     .header("x-app", "courier-test")
-    .ws(courier::WsOptions::new().auth(courier::WsAuth::Params(params)))
+    .ws(courier::options::WsOptions::new().auth(courier::options::WsAuth::Params(params)))
     .build()
     .unwrap();
 

@@ -15,8 +15,10 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use axum::Router;
 use courier::layers::context::ContextLayer;
+use courier::options::{ForwardOptions, SessionOptions};
+use courier::tree::PathOptions;
 use courier::typed::{channel, stream, Channel, Group, Stream};
-use courier::{ApiDef, Caller, ForwardOptions, PathOptions, SessionOptions};
+use courier::{ApiDef, Caller};
 use futures_util::StreamExt;
 use http::HeaderMap;
 use http_body_util::{BodyExt, Empty};
@@ -135,8 +137,8 @@ fn remote(upstream: SocketAddr) -> courier::Api<Remote> {
 
 // ---- the app: opens a subscription while serving, hands it to the test ----------------------
 
-type Subscription = courier::sse::Events<Value>;
-type Connection = courier::ws::Connection<Value, courier::typed::NoSend>;
+type Subscription = courier::live::sse::Events<Value>;
+type Connection = courier::live::ws::Connection<Value, courier::typed::NoSend>;
 
 #[derive(Clone)]
 struct App {

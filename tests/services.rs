@@ -8,15 +8,17 @@ use axum::extract::Path;
 use axum::http::HeaderMap;
 use axum::routing::get;
 use axum::{Json, Router};
-use courier::config::Config;
-use courier::proxy::{ProxyCaller, ProxyPaths};
+use courier::config::{Config, ProxyPaths};
+use courier::error::ErrorCode;
+use courier::live::Event;
 use courier::routes::Routes;
 use courier::server::Proxy;
 use courier::typed::{
     channel, endpoint, stream, Channel, ChannelHandlers, ChannelPeer, EndpointService, Group, Http,
     Mutation, Stream,
 };
-use courier::{ApiDef, CallOptions, Caller, Client, ErrorCode, Event};
+use courier::ProxyCaller;
+use courier::{ApiDef, CallOptions, Caller, Client};
 use courier_test_support::serve;
 use futures_util::StreamExt;
 use http::{HeaderName, HeaderValue};

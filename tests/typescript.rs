@@ -6,9 +6,11 @@
 #![allow(dead_code)]
 
 use courier::encode::Form;
+use courier::error::ErrorCode;
+use courier::options::CacheOptions;
 use courier::routes::{types::Types, Command, Routes};
 use courier::typed::{channel, endpoint, stream, Channel, Group, Http, Mutation, Stream};
-use courier::{ApiDef, CacheOptions, ErrorCode};
+use courier::ApiDef;
 use serde::{Deserialize, Serialize};
 use std::process::ExitCode;
 use ts_rs::TS;
@@ -432,11 +434,15 @@ fn two_types_of_one_name_are_refused_with_the_fix() {
 fn the_record_names_the_csrf_token_and_not_its_key() {
     let api = ApiDef::builder()
         .base_url("http://127.0.0.1:9")
-        .session(courier::SessionOptions::new().cookies(["sid"]).csrf_signed(
-            "csrf_token",
-            "x-csrf-token",
-            courier::CsrfKey::new([7u8; 32]),
-        ))
+        .session(
+            courier::options::SessionOptions::new()
+                .cookies(["sid"])
+                .csrf_signed(
+                    "csrf_token",
+                    "x-csrf-token",
+                    courier::options::CsrfKey::new([7u8; 32]),
+                ),
+        )
         .group(
             "users",
             courier::GroupDef::new()

@@ -9,7 +9,9 @@ use axum::{Json, Router};
 use courier::config::Config;
 use courier::encode::{FilePart, Form, UrlEncodedBody, Variables};
 // Request building is below the facade's API: tested through the core crate.
-use courier::{ApiDef, Body, GroupDef, HttpEndpoint, PathOptions};
+use courier::transport::Body;
+use courier::tree::PathOptions;
+use courier::{ApiDef, GroupDef, HttpEndpoint};
 use courier_core::{build_request, resolve_path_options};
 use http_body_util::BodyExt;
 use hyper_util::client::legacy::{connect::HttpConnector, Client};
@@ -269,7 +271,7 @@ async fn a_streamed_file_arrives_as_the_same_form() {
         futures_util::stream::iter([&b"\x89PN"[..], b"G.", b".."].map(Ok::<_, std::io::Error>));
     let form = Form::new().text("id", "9").text("caption", "me").file(
         "avatar",
-        FilePart::streamed(courier::Body::from_stream(chunks))
+        FilePart::streamed(courier::transport::Body::from_stream(chunks))
             .filename("me.png")
             .content_type("image/png"),
     );

@@ -1,5 +1,5 @@
-//! The event-stream parser (`courier_client::sse::Parser`) on a server's bytes, in a chunking the
-//! input chooses.
+//! The event-stream parser (`courier_client::sse::parser::Parser`) on a server's bytes, in a
+//! chunking the input chooses.
 //!
 //! Input: one byte of mode (which constructor, and the seed of the chunk sizes), one byte of
 //! limit, then the stream. The stream is parsed twice, once in chunks and once whole: the parser
@@ -7,7 +7,7 @@
 
 #![no_main]
 
-use courier_client::sse::{Output, Parser, RawEvent, TooLarge};
+use courier_client::sse::parser::{Output, Parser, RawEvent, TooLarge};
 use libfuzzer_sys::fuzz_target;
 
 /// The id a resumed stream starts from.

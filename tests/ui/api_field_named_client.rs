@@ -14,7 +14,7 @@ pub struct Example {
 }
 
 #[allow(dead_code)]
-fn caller<C: courier::Dispatch>(client: &ExampleClient<C>) -> &C {
+fn caller<C: courier::typed::dispatch::Dispatch>(client: &ExampleClient<C>) -> &C {
     client.client()
 }
 

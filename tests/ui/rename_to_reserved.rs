@@ -10,7 +10,7 @@ pub struct Users {
 }
 
 #[allow(dead_code)]
-async fn call<C: courier::Dispatch>(users: UsersView<'_, C>) -> Result<User, C::Error> {
+async fn call<C: courier::typed::dispatch::Dispatch>(users: UsersView<'_, C>) -> Result<User, C::Error> {
     users.current().await
 }
 

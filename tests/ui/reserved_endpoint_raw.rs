@@ -15,7 +15,7 @@ pub struct Example {
 }
 
 #[allow(dead_code)]
-async fn call<C: courier::Dispatch>(client: &ExampleClient<C>) -> Result<User, C::Error> {
+async fn call<C: courier::typed::dispatch::Dispatch>(client: &ExampleClient<C>) -> Result<User, C::Error> {
     client.users().get(7).await
 }
 

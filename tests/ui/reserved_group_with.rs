@@ -15,7 +15,7 @@ pub struct Users {
 }
 
 #[allow(dead_code)]
-async fn call<C: courier::Dispatch>(users: UsersView<'_, C>) -> Result<Vec<Post>, C::Error> {
+async fn call<C: courier::typed::dispatch::Dispatch>(users: UsersView<'_, C>) -> Result<Vec<Post>, C::Error> {
     users.posts().list().await
 }
 

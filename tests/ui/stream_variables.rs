@@ -3,7 +3,7 @@
 // PROXY_VARIABLE_NOT_SERIALIZABLE refusal made before anything is sent). Files go in
 // a `Form`.
 use courier::typed::{Group, Http, Mutation};
-use courier::Dispatch;
+use courier::typed::dispatch::Dispatch;
 
 #[derive(serde::Deserialize)]
 pub struct Receipt;

@@ -1,5 +1,5 @@
 use courier::typed::{Group, Http, Mutation};
-use courier::Dispatch;
+use courier::typed::dispatch::Dispatch;
 
 #[derive(serde::Deserialize)]
 pub struct User;

@@ -2,7 +2,7 @@
 //! README there): each vector's chunks fed one by one, compared with the dispatched events, the
 //! reconnection-time updates and the last event id after the end of the stream.
 
-use courier_client::sse::{Output, Parser};
+use courier_client::sse::parser::{Output, Parser};
 use serde_json::Value;
 
 const VECTORS: &str = include_str!("data/sse/conformance-vectors.json");

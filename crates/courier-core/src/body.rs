@@ -43,7 +43,7 @@ impl Body {
     /// the stream ends the body, and fails the call that sends it.
     ///
     /// ```
-    /// use courier::Body;
+    /// use courier::transport::Body;
     /// use futures_util::stream;
     ///
     /// let chunks = stream::iter(["Hello, ", "world"].map(Ok::<_, std::io::Error>));
@@ -68,7 +68,7 @@ impl Body {
     /// for a streamed body, which can be sent once only.
     ///
     /// ```
-    /// use courier::Body;
+    /// use courier::transport::Body;
     ///
     /// assert!(Body::from("{}").try_clone().is_some());
     /// let streamed = Body::new(http_body_util::Full::new(bytes::Bytes::from("{}")));
@@ -85,7 +85,7 @@ impl Body {
     /// handed back as it is.
     ///
     /// ```
-    /// use courier::Body;
+    /// use courier::transport::Body;
     ///
     /// assert_eq!(Body::from("{}").into_bytes().ok().as_deref(), Some(&b"{}"[..]));
     /// let streamed = Body::new(http_body_util::Full::new(bytes::Bytes::from("{}")));

@@ -7,7 +7,7 @@
 //! with [`ServedRequest::scope`] again:
 //!
 //! ```
-//! use courier::context::ServedRequest;
+//! use courier::layers::context::ServedRequest;
 //!
 //! # #[tokio::main(flavor = "current_thread")] async fn main() {
 //! let (parts, ()) = http::Request::get("/profile").header("cookie", "sid=abc").body(()).unwrap().into_parts();
@@ -77,7 +77,7 @@ impl ServedRequest {
     /// relayed one instead: see [`ServedRequest::is_relayed`].
     ///
     /// ```
-    /// use courier::context::ServedRequest;
+    /// use courier::layers::context::ServedRequest;
     /// use http::header::AUTHORIZATION;
     ///
     /// let (parts, ()) = http::Request::get("/api/request").body(()).unwrap().into_parts();
@@ -137,7 +137,7 @@ impl ServedRequest {
     /// producing an item carry the request's session and forwarded headers.
     ///
     /// ```
-    /// use courier::context::ServedRequest;
+    /// use courier::layers::context::ServedRequest;
     /// use futures_util::StreamExt;
     ///
     /// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {

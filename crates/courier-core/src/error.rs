@@ -45,8 +45,10 @@ pub enum ErrorCode {
     ConfigUnknownKey,
     /// A config file has a value of the wrong type or shape (for example two verbs on one endpoint).
     ConfigInvalid,
-    /// An allow-list or `forward.headers` names `host` or a hop-by-hop header, which never
-    /// crosses the proxy ([`headers`](crate::headers)).
+    /// An allow-list or `forward.headers` names `host` or a hop-by-hop header (`connection` and
+    /// the headers it names, `keep-alive`, `proxy-connection`, `te`, `trailer`,
+    /// `transfer-encoding`, `upgrade`, `proxy-authenticate`, `proxy-authorization`), which never
+    /// crosses the proxy.
     HeaderNeverCrosses,
     /// A call names a source the config file does not define (`courier call`).
     UnknownSource,
@@ -98,7 +100,8 @@ impl fmt::Display for ErrorCode {
 /// file is loaded, and by the proxy client before it sends anything.
 ///
 /// ```
-/// use courier::{ApiDef, ErrorCode, GroupDef, HttpEndpoint};
+/// use courier::error::ErrorCode;
+/// use courier::{ApiDef, GroupDef, HttpEndpoint};
 ///
 /// let err = ApiDef::builder()
 ///     .base_url("http://127.0.0.1:9000")

@@ -14,7 +14,7 @@
 //! ([`ErrorCode::HeaderNeverCrosses`](crate::ErrorCode::HeaderNeverCrosses)).
 //!
 //! ```
-//! use courier::headers::{never_crosses, why_never_crosses};
+//! use courier_core::headers::{never_crosses, why_never_crosses};
 //! use http::HeaderName;
 //!
 //! assert!(never_crosses(&HeaderName::from_static("transfer-encoding")));

@@ -4,7 +4,9 @@
 //! This crate spawns no task and opens no connection; its only I/O is reading a config file and
 //! writing a routes module, when asked. `courier-client` calls
 //! what it defines; `courier-live` runs its implemented channels; `courier-server` serves it.
-//! Most users depend on the facade crate `courier`, which re-exports everything here.
+//! Most users depend on the facade crate `courier`, which re-exports what a user names here
+//! under the modules a user looks in (`courier::options`, `courier::tree`, …); the rest is
+//! shared by courier's own crates.
 //!
 //! # The runtime tree
 //!
@@ -14,7 +16,8 @@
 //! resolves each endpoint's address, path options, exposure and transport.
 //!
 //! ```
-//! use courier::{ApiDef, CacheOptions, GroupDef, HttpEndpoint, StreamEndpoint};
+//! use courier::options::CacheOptions;
+//! use courier::{ApiDef, GroupDef, HttpEndpoint, StreamEndpoint};
 //!
 //! let api = ApiDef::builder()
 //!     .base_url("https://api.example.com")
@@ -85,6 +88,7 @@ pub use crate::tree::path_options::{
 };
 pub use crate::tree::resolve::{ResolvedEndpoint, ResolvedGroup};
 pub use crate::tree::source::{ResponseParser, SourceOptions};
+pub use crate::typed::api::Api;
 pub use crate::validate::{RESERVED_ENDPOINT_NAMES, RESERVED_GROUP_NAMES};
 /// The cancellation signal of sources and calls, from tokio-util.
 pub use tokio_util::sync::CancellationToken;

@@ -452,7 +452,7 @@ impl Backoff {
     /// a product that overflows, waits the longest.
     ///
     /// ```
-    /// use courier::Backoff;
+    /// use courier::options::Backoff;
     /// use std::time::Duration;
     ///
     /// let backoff = Backoff { initial_ms: 100, max_ms: 1_000, factor: 2.0, jitter: false };
@@ -576,7 +576,7 @@ impl RetryPolicy {
 /// | `auth` | none | parameters sent in the socket's first frame |
 ///
 /// ```
-/// use courier::{Heartbeat, WsOptions};
+/// use courier::options::{Heartbeat, WsOptions};
 ///
 /// let ws = WsOptions::new()
 ///     .heartbeat(Heartbeat { interval_ms: 5_000, timeout_ms: 2_000 })

@@ -120,7 +120,7 @@ impl<T: DeserializeOwned + Send + 'static> FromResponse for T {
             ResponseBody::Value(value) => T::deserialize(value)
                 .map_err(|e| DecodeError::caused(failed("parsed"), e)),
             ResponseBody::Stream(_) => Err(DecodeError::new(format!(
-                "the endpoint streams its body (`stream: true`); declare its response as `courier::BodyStream`, not `{type_name}`"
+                "the endpoint streams its body (`stream: true`); declare its response as `courier::response::BodyStream`, not `{type_name}`"
             ))),
         }
     }

@@ -3,7 +3,8 @@
 //!
 //! ```
 //! use courier::routes::{RouteShape, Routes};
-//! use courier::{ApiDef, CacheOptions, ChannelEndpoint, GroupDef, HttpEndpoint, StreamEndpoint};
+//! use courier::options::CacheOptions;
+//! use courier::{ApiDef, ChannelEndpoint, GroupDef, HttpEndpoint, StreamEndpoint};
 //!
 //! let api = ApiDef::builder()
 //!     .base_url("https://api.example.com")

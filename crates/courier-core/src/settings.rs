@@ -65,7 +65,8 @@ macro_rules! settings_struct {
         /// else the layer's own default. [`LayerSettings::over`] is that one merge.
         ///
         /// ```
-        /// use courier::{ApiDef, CallOptions, GroupDef, HttpEndpoint, LayerSettings};
+        /// use courier::options::LayerSettings;
+        /// use courier::{ApiDef, CallOptions, GroupDef, HttpEndpoint};
         /// use std::time::Duration;
         ///
         /// let api = ApiDef::builder()

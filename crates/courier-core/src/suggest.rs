@@ -6,7 +6,7 @@
 /// for `delete`).
 ///
 /// ```
-/// use courier::suggest::closest;
+/// use courier_core::suggest::closest;
 ///
 /// let keys = ["get", "post", "put", "patch", "del", "expose"];
 /// assert_eq!(closest("expos", keys), Some("expose"));

@@ -23,7 +23,7 @@ pub type HttpFuture = Pin<Box<dyn Future<Output = Result<Response<Body>, BoxErro
 /// on the way (layers such as retry and coalescing clone their inner service for every call).
 ///
 /// ```
-/// use courier::{Body, HttpService};
+/// use courier::transport::{Body, HttpService};
 /// use http::{Request, Response};
 /// use tower::{service_fn, ServiceExt};
 ///
@@ -107,7 +107,7 @@ impl fmt::Debug for HttpService {
 /// to `http::Response<Body>`.
 ///
 /// ```
-/// use courier::{Body, Fetch};
+/// use courier::transport::{Body, Fetch};
 /// use http::{Request, Response};
 ///
 /// let fetch = Fetch::new(tower::service_fn(|_req: Request<Body>| async {
@@ -227,7 +227,7 @@ impl TransportOptions {
 /// tree can hold layers of any type.
 ///
 /// ```
-/// use courier::Middleware;
+/// use courier::transport::Middleware;
 /// use std::time::Duration;
 ///
 /// let mw = Middleware::new("concurrency", tower::limit::ConcurrencyLimitLayer::new(8));

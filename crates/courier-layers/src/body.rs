@@ -43,7 +43,7 @@ use std::task::{Context, Poll, Waker};
 ///     }
 /// }
 ///
-/// let body = courier::Body::from("{\"q\":1}");
+/// let body = courier::transport::Body::from("{\"q\":1}");
 /// assert_eq!(body.buffered().unwrap().as_ref(), b"{\"q\":1}");
 /// assert!(body.try_clone_body().is_some());
 /// ```

@@ -13,14 +13,16 @@
 //! | [`allow_headers`] | `AllowHeadersLayer` | proxy only: allow-listed headers cross, both ways; `content-*` never from the lists; cookies only where named |
 //! | [`auth`] | `AuthLayer` | sets `Authorization` from an async token supplier |
 //! | [`trace`] | `trace_layer()` | tower-http's `TraceLayer` with `tracing`, set up for courier's calls |
+//! | [`context`] | `ContextLayer` | server side: the request being served (`ServedRequest`) in scope for the calls its handler makes |
 //!
 //! Each module is behind a cargo feature of its name (`allow-headers`, `auth`, `cache`,
 //! `cancel-previous`, `coalesce`, `context`, `forward`, `retry`, `session`, `timeout`, `trace`;
 //! `axum` for `ContextLayer`'s peer address); `full`, the default, turns them all on. A crate that
 //! uses a few names them: `default-features = false, features = ["coalesce"]`.
 //!
-//! On the server side, [`context`]'s `ContextLayer` puts the request being served in scope for
-//! its handler, so that [`session`] and [`forward`] find it.
+//! On the server side, [`context`]'s `ContextLayer` puts the request being served (its
+//! `ServedRequest`) in scope for its handler, so that [`session`] and [`forward`] find it. The
+//! `context` module is always there, for `ServedRequest`; its feature brings the layer.
 //!
 //! # Per-request decisions
 //!
@@ -61,7 +63,6 @@ pub mod cache;
 pub mod cancel_previous;
 #[cfg(feature = "coalesce")]
 pub mod coalesce;
-#[cfg(feature = "context")]
 pub mod context;
 #[cfg(feature = "forward")]
 pub mod forward;

@@ -4,7 +4,9 @@
 
 use bytes::Bytes;
 use courier::layers::cache::CacheLayer;
-use courier::{Body, CacheOptions, EndpointMeta, Kind};
+use courier::options::CacheOptions;
+use courier::transport::Body;
+use courier::tree::{EndpointMeta, Kind};
 use http::{Request, Response};
 use http_body_util::{BodyExt, Full};
 use std::convert::Infallible;

@@ -47,7 +47,7 @@ pub type BusStream = Pin<Box<dyn Stream<Item = Result<Outbound, Lagged>> + Send>
 
 /// How the messages of a topic reach its subscribers: in process ([`LocalBus`]), or across
 /// machines (a pub/sub service behind an implementation of this trait, such as
-/// `courier::redis::RedisBus`).
+/// `courier::live::redis::RedisBus`).
 ///
 /// A topic is a string: a channel's is the one [`Hub::channel_topic`](crate::Hub::channel_topic)
 /// composes from its dotted path and the topic key; a stream follows any topic

@@ -175,8 +175,8 @@ impl Hub {
     /// on.
     ///
     /// ```
-    /// use courier::live::Hub;
-    /// use courier::{StreamEndpoint, StreamHandler};
+    /// use courier::live::{Hub, StreamHandler};
+    /// use courier::StreamEndpoint;
     ///
     /// let hub = Hub::local();
     /// let following = hub.clone();

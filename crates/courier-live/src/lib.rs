@@ -8,8 +8,8 @@
 //! giving both the same hub makes them share topics.
 //!
 //! ```
-//! use courier::live::{Hub, JoinOptions, Outbound};
-//! use courier::{ChannelEndpoint, ChannelHandler};
+//! use courier::live::{ChannelHandler, Hub, JoinOptions, Outbound};
+//! use courier::ChannelEndpoint;
 //! use serde_json::{json, Value};
 //!
 //! # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {

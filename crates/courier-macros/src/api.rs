@@ -81,8 +81,8 @@ pub(crate) fn expand(input: &DeriveInput) -> TokenStream {
     quote! {
         #[automatically_derived]
         impl ::courier::typed::ApiSpec for #spec {
-            type Client<#c: ::courier::Dispatch> = #client<#c>;
-            type View<#a, #c: ::courier::Dispatch + #a, #m: ::courier::typed::Mode> =
+            type Client<#c: ::courier::typed::dispatch::Dispatch> = #client<#c>;
+            type View<#a, #c: ::courier::typed::dispatch::Dispatch + #a, #m: ::courier::typed::Mode> =
                 #view<#a, #c, #m>;
 
             fn register(self, api: ::courier::ApiBuilder) -> ::courier::ApiBuilder {
@@ -120,7 +120,7 @@ pub(crate) fn expand(input: &DeriveInput) -> TokenStream {
         }
 
         #[allow(dead_code)]
-        impl<#c: ::courier::Dispatch> #client<#c> {
+        impl<#c: ::courier::typed::dispatch::Dispatch> #client<#c> {
             #(#groups)*
 
             #[doc = "A view of the root with `options` set for every call made through it."]
@@ -129,7 +129,7 @@ pub(crate) fn expand(input: &DeriveInput) -> TokenStream {
             }
 
             #[doc = "A view of the root whose HTTP calls resolve to the whole"]
-            #[doc = "[`HttpResponse`](::courier::HttpResponse) instead of the body."]
+            #[doc = "[`HttpResponse`](::courier::response::HttpResponse) instead of the body."]
             #vis fn raw(&self) -> #view<'_, #c, ::courier::typed::Raw> {
                 ::core::convert::From::from(#root_raw)
             }
@@ -162,8 +162,8 @@ fn placeholder(input: &DeriveInput, params: &Params) -> TokenStream {
     quote! {
         #[automatically_derived]
         impl #impl_generics ::courier::typed::ApiSpec for #spec #ty_generics #where_clause {
-            type Client<#c: ::courier::Dispatch> = #c;
-            type View<#a, #c: ::courier::Dispatch + #a, #m: ::courier::typed::Mode> =
+            type Client<#c: ::courier::typed::dispatch::Dispatch> = #c;
+            type View<#a, #c: ::courier::typed::dispatch::Dispatch + #a, #m: ::courier::typed::Mode> =
                 ::courier::typed::Scope<#a, #c, #m>;
 
             fn register(self, api: ::courier::ApiBuilder) -> ::courier::ApiBuilder {

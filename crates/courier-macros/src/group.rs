@@ -62,7 +62,7 @@ pub(crate) fn expand(input: &DeriveInput) -> TokenStream {
     quote! {
         #[automatically_derived]
         impl ::courier::typed::GroupSpec for #spec {
-            type View<#a, #c: ::courier::Dispatch + #a, #m: ::courier::typed::Mode> =
+            type View<#a, #c: ::courier::typed::dispatch::Dispatch + #a, #m: ::courier::typed::Mode> =
                 #view<#a, #c, #m>;
 
             fn register(self, group: ::courier::GroupDef) -> ::courier::GroupDef {
@@ -107,7 +107,7 @@ fn placeholder(input: &DeriveInput, params: &Params) -> TokenStream {
     quote! {
         #[automatically_derived]
         impl #impl_generics ::courier::typed::GroupSpec for #spec #ty_generics #where_clause {
-            type View<#a, #c: ::courier::Dispatch + #a, #m: ::courier::typed::Mode> =
+            type View<#a, #c: ::courier::typed::dispatch::Dispatch + #a, #m: ::courier::typed::Mode> =
                 ::courier::typed::Scope<#a, #c, #m>;
 
             fn register(self, group: ::courier::GroupDef) -> ::courier::GroupDef {

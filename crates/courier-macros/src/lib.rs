@@ -4,7 +4,7 @@
 //! Use them through the facade crate `courier`; the generated code names everything by
 //! `::courier::…` paths. Like clap's derive, they only write calls into the runtime tree and the
 //! typed views of `courier::typed`. Their guide — an example, its hand-written twin, the
-//! attributes and the rules — is `courier::_derive` in the facade's docs (`docs/DERIVE.md`).
+//! attributes and the rules — is on `courier::Group` in the facade's docs (`docs/DERIVE.md`).
 
 mod api;
 mod attrs;
@@ -18,7 +18,7 @@ use proc_macro::TokenStream;
 use syn::{parse_macro_input, DeriveInput};
 
 /// Implements `courier::typed::GroupSpec` for a struct of endpoints and groups, and writes its
-/// typed view (`UsersView` for `Users`). The guide to the derives is `courier::_derive`.
+/// typed view (`UsersView` for `Users`).
 #[proc_macro_derive(Group, attributes(courier))]
 pub fn derive_group(input: TokenStream) -> TokenStream {
     let input = parse_macro_input!(input as DeriveInput);
@@ -27,7 +27,7 @@ pub fn derive_group(input: TokenStream) -> TokenStream {
 
 /// Implements `courier::typed::ApiSpec` for a struct of groups, and writes its owned root client
 /// (`ExampleClient<C>` for `Example`) and borrowed root view (`ExampleView`). The guide to the
-/// derives is `courier::_derive`.
+/// derives is on `courier::Group`.
 #[proc_macro_derive(Api, attributes(courier))]
 pub fn derive_api(input: TokenStream) -> TokenStream {
     let input = parse_macro_input!(input as DeriveInput);

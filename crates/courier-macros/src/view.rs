@@ -93,7 +93,7 @@ impl View<'_> {
             }
 
             #[allow(dead_code)]
-            impl<#a, #c: ::courier::Dispatch + #a, #m: ::courier::typed::Mode> #ident<#a, #c, #m> {
+            impl<#a, #c: ::courier::typed::dispatch::Dispatch + #a, #m: ::courier::typed::Mode> #ident<#a, #c, #m> {
                 #(#methods)*
 
                 #[doc = "The same view with `options` set for every call made through it, merged"]
@@ -105,7 +105,7 @@ impl View<'_> {
                 }
 
                 #[doc = "The same view, its HTTP calls resolving to the whole"]
-                #[doc = "[`HttpResponse`](::courier::HttpResponse) (status, headers and body)"]
+                #[doc = "[`HttpResponse`](::courier::response::HttpResponse) (status, headers and body)"]
                 #[doc = "instead of the body. Streams and channels are the same in either mode."]
                 #vis fn raw(&self) -> #ident<#a, #c, ::courier::typed::Raw> {
                     #ident {
@@ -218,7 +218,7 @@ fn services_view(
         // The return types name the field's type inside `EndpointService` inside `Result`,
         // which clippy would blame on the user's field.
         #[allow(dead_code, clippy::type_complexity)]
-        impl<#a, #c: ::courier::Dispatch + ::core::clone::Clone + #a, #m: ::courier::typed::Mode>
+        impl<#a, #c: ::courier::typed::dispatch::Dispatch + ::core::clone::Clone + #a, #m: ::courier::typed::Mode>
             #services<#a, #c, #m>
         {
             #(#methods)*

@@ -11,9 +11,9 @@
 //!
 //! ```no_run
 //! use courier::live::Hub;
-//! use courier::redis::RedisBus;
+//! use courier::live::redis::RedisBus;
 //!
-//! # async fn run() -> Result<(), courier::redis::RedisBusError> {
+//! # async fn run() -> Result<(), courier::live::redis::RedisBusError> {
 //! let bus = RedisBus::connect("redis://127.0.0.1:6379").await?;
 //! let hub = Hub::new(bus);
 //! // Hand `hub` to the proxy (`Proxy::hub`) and to the clients serving channels in process.

@@ -78,7 +78,8 @@
 //! ```
 //! # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
 //! use courier::server::Proxy;
-//! use courier::{ApiDef, Event, GroupDef, StreamEndpoint, StreamHandler};
+//! use courier::live::{Event, StreamHandler};
+//! use courier::{ApiDef, GroupDef, StreamEndpoint};
 //! use futures_util::{stream, StreamExt};
 //! use serde_json::{json, Value};
 //!

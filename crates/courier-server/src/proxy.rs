@@ -98,7 +98,7 @@ impl Proxy {
 
     /// Serves the implemented channels and streams of the sources given by definition
     /// ([`Proxy::source`], before or after this call) on `hub`: give it a hub over a shared bus
-    /// (`courier::redis::RedisBus`) and their topics are shared with every instance on that
+    /// (`courier::live::redis::RedisBus`) and their topics are shared with every instance on that
     /// bus, or the hub your in-process callers use and they share topics with the sockets
     /// served here. Without it, each such source has a hub of its own. A source given with its
     /// client ([`Proxy::source_client`]) keeps its client's hub.

@@ -3,10 +3,9 @@
 #![deny(missing_docs, unreachable_pub)]
 
 use courier::typed::{channel, endpoint, stream, Channel, Group, Http, Mutation, Stream};
-use courier::{
-    Api, ApiDef, CallOptions, ConfigurationError, Dispatch, FromResponse, HttpCallRequest,
-    HttpResponse, IntoVariables, ResponseBody,
-};
+use courier::response::{FromResponse, HttpResponse, ResponseBody};
+use courier::typed::dispatch::{Dispatch, HttpCallRequest, IntoVariables};
+use courier::{Api, ApiDef, CallOptions, ConfigurationError};
 use serde::{Deserialize, Serialize};
 use std::future::Future;
 

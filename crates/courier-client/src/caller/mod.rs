@@ -8,7 +8,8 @@ pub use self::client::{Call, Client, ClientBuilder};
 
 use crate::error::Error;
 use crate::transport::Transport;
-use courier_core::typed::{Api, ApiSpec};
+use courier_core::typed::ApiSpec;
+use courier_core::Api;
 use courier_core::{BodyService, Dispatch, HttpService};
 use std::fmt;
 use std::marker::PhantomData;
@@ -24,7 +25,7 @@ use std::ops::Deref;
 ///
 /// ```no_run
 /// use courier::Caller;
-/// # fn demo<A: courier::typed::ApiSpec>(api: courier::typed::Api<A>) -> Result<(), courier::Error> {
+/// # fn demo<A: courier::typed::ApiSpec>(api: courier::Api<A>) -> Result<(), courier::Error> {
 /// let caller = Caller::new(api)?;
 /// // let user = caller.users().get(UserId(7)).await?;
 /// # Ok(()) }
@@ -66,8 +67,9 @@ impl<A: ApiSpec> Caller<A> {
     ///
     /// ```no_run
     /// use courier::layers::{auth::AuthLayer, trace::log_middleware};
-    /// use courier::{Caller, RetryPolicy};
-    /// # fn demo<A: courier::typed::ApiSpec>(api: courier::typed::Api<A>) -> Result<(), courier::Error> {
+    /// use courier::options::RetryPolicy;
+    /// use courier::Caller;
+    /// # fn demo<A: courier::typed::ApiSpec>(api: courier::Api<A>) -> Result<(), courier::Error> {
     /// let caller = Caller::builder(api)
     ///     .retry(RetryPolicy::new().max_attempts(2))
     ///     .layer(AuthLayer::new(|| async { Ok::<_, std::io::Error>("secret-token") }))

@@ -15,7 +15,8 @@ impl Client {
     ///
     /// ```
     /// # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
-    /// use courier::{ApiDef, Client, ErrorCode, GroupDef, HttpEndpoint};
+    /// use courier::error::ErrorCode;
+    /// use courier::{ApiDef, Client, GroupDef, HttpEndpoint};
     /// use serde_json::json;
     /// use tower::ServiceExt;
     ///

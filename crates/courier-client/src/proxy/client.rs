@@ -21,7 +21,7 @@ use std::sync::Arc;
 use tower::{Layer, ServiceBuilder, ServiceExt};
 
 /// The calls of a [`ProxyCaller`](super::ProxyCaller): each endpoint's call written as the proxy
-/// route's wire (see the [module docs](super)) and sent through the caller's own stack, outermost
+/// route's wire (its docs tell the wire) and sent through the caller's own stack, outermost
 /// first:
 ///
 /// | layer | when |

@@ -1,4 +1,4 @@
-//! Server-sent event streams: the event-stream [`Parser`] and the stream client, [`Events`].
+//! Server-sent event streams: the stream client, [`Events`].
 //!
 //! Awaiting a typed stream field (`caller.users().events(filter).await`) — or
 //! [`Client::stream`](crate::Client::stream) by dotted path — opens a subscription: the
@@ -56,9 +56,12 @@
 //! ```
 
 mod events;
-mod parser;
+/// The event-stream parser the stream client reads with. Not an API: it is public for the
+/// fuzz target (`fuzz/fuzz_targets/sse_parser.rs`) and the shared vectors' test
+/// (`tests/sse_vectors.rs`), and may change in any release.
+#[doc(hidden)]
+pub mod parser;
 #[cfg(test)]
 mod tests;
 
 pub use self::events::{Events, DEFAULT_RECONNECT, MAX_RECONNECT};
-pub use self::parser::{Output, Parser, RawEvent, TooLarge};

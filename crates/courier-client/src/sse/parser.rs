@@ -67,7 +67,7 @@ impl std::error::Error for TooLarge {}
 /// server cannot make the parser hold unbounded memory.
 ///
 /// ```
-/// use courier::sse::{Output, Parser};
+/// use courier_client::sse::parser::{Output, Parser};
 ///
 /// let mut parser = Parser::new();
 /// parser.feed(b"id: 7\ndata: {\"n\":").unwrap();

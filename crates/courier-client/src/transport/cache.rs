@@ -34,9 +34,9 @@ const DEFAULT_CAPACITY: usize = 64;
 /// cheap to clone: clones share the transports.
 ///
 /// ```
-/// use courier::{Dispatcher, Transport, TransportCache, TransportOptions};
+/// use courier::transport::{Dispatcher, Transport, TransportCache, TransportOptions};
 ///
-/// # fn main() -> Result<(), courier::TransportError> {
+/// # fn main() -> Result<(), courier::transport::TransportError> {
 /// let cache = TransportCache::new(Transport::new())?;
 /// let options = TransportOptions {
 ///     dispatcher: Some(Dispatcher::new().proxy("http://127.0.0.1:3128".parse().unwrap())),

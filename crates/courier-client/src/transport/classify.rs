@@ -70,7 +70,8 @@ const MAX_DEPTH: usize = 64;
 /// `get_ref()`; that is where rustls's errors sit.
 ///
 /// ```
-/// use courier::{classify, Body, NetworkErrorKind, Transport};
+/// use courier::error::{classify, NetworkErrorKind};
+/// use courier::transport::{Body, Transport};
 /// use tower::ServiceExt;
 ///
 /// # #[tokio::main(flavor = "current_thread")]

@@ -179,7 +179,7 @@ pub(super) enum Incoming {
 ///
 /// ```compile_fail
 /// use courier::typed::NoSend;
-/// use courier::ws::Connection;
+/// use courier::live::ws::Connection;
 ///
 /// fn push_only(ticks: Connection<u64, NoSend>) {
 ///     let _ = ticks.send(NoSend);

@@ -211,7 +211,7 @@ impl FilePart {
     ///
     /// ```
     /// use courier::encode::FilePart;
-    /// use courier::Body;
+    /// use courier::transport::Body;
     /// use futures_util::stream;
     ///
     /// let chunks = stream::iter(["first ", "second"].map(Ok::<_, std::io::Error>));

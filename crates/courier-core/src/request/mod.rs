@@ -71,6 +71,9 @@ impl std::error::Error for RequestError {
     }
 }
 
+// Hidden: `RequestError` is courier's own plumbing, not named through the facade, and this impl
+// would otherwise show on `courier::encode::EncodeError`'s page.
+#[doc(hidden)]
 impl From<encode::EncodeError> for RequestError {
     fn from(e: encode::EncodeError) -> Self {
         Self::Encode(e)

@@ -44,7 +44,7 @@
 //!   serde reads a missing `Option` field as `None`. The module declares those sent forms, where
 //!   they differ, under the same names in its `Sent` namespace, and `Endpoints` names them
 //!   (`variables: Sent.ListTodos`), so a type used both ways has each shape in its place. The
-//!   wire's rules behind this are in the facade's `_derive` guide (`docs/DERIVE.md`).
+//!   wire's rules behind this are in the derives' guide (`courier::Group`, `docs/DERIVE.md`).
 
 mod describe;
 mod sent;

@@ -13,7 +13,8 @@ use std::collections::BTreeMap;
 /// the group. Adding a second endpoint (or group) under a name replaces the first.
 ///
 /// ```
-/// use courier::{GroupDef, HttpEndpoint, PathOptions};
+/// use courier::tree::PathOptions;
+/// use courier::{GroupDef, HttpEndpoint};
 /// use serde_json::json;
 ///
 /// let posts = GroupDef::new()

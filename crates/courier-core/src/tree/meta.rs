@@ -31,7 +31,7 @@ use std::time::Duration;
 /// with `ServiceBuilder` describe their calls:
 ///
 /// ```
-/// use courier::{EndpointMeta, Kind};
+/// use courier::tree::{EndpointMeta, Kind};
 /// use std::time::Duration;
 ///
 /// let meta = EndpointMeta::new("users.get", Kind::Query).timeout(Duration::from_secs(2));

@@ -22,7 +22,7 @@ type Compute = dyn Fn(Option<&http::request::Parts>) -> BoxFuture<'static, Resul
 /// override, say, a tenant the server sets.
 ///
 /// ```
-/// use courier::PathOptions;
+/// use courier::tree::PathOptions;
 /// use serde_json::json;
 ///
 /// let fixed = PathOptions::fixed(json!({ "tenant": "acme" }));
@@ -118,7 +118,7 @@ impl ResolvedPathOptions {
     /// string, a number or a boolean; `null` leaves it out.
     ///
     /// ```
-    /// use courier::ResolvedPathOptions;
+    /// use courier::tree::ResolvedPathOptions;
     /// use serde_json::json;
     ///
     /// let resolved = ResolvedPathOptions::split(

@@ -37,7 +37,7 @@ pub trait GroupMember {
 /// // What `#[derive(courier::Group)]` writes, by hand:
 /// struct Users { get: Http<serde_json::Value, u64> }
 /// impl GroupSpec for Users {
-///     type View<'a, C: courier::Dispatch + 'a, M: courier::typed::Mode> =
+///     type View<'a, C: courier::typed::dispatch::Dispatch + 'a, M: courier::typed::Mode> =
 ///         courier::typed::Scope<'a, C, M>;
 ///     fn register(self, group: GroupDef) -> GroupDef {
 ///         self.get.add_to("get", group)

@@ -11,6 +11,9 @@
 //! sets per-call options for every call below it, `.raw()` makes calls resolve to the whole
 //! [`HttpResponse`](crate::HttpResponse).
 //!
+//! The views run on a caller that implements the traits of [`dispatch`]: courier's direct and
+//! proxy clients do, and so can a caller of your own (a test double).
+//!
 //! Names that are the views' own methods are reserved: a group may not be named `raw` or `with`,
 //! an endpoint not `options`, `raw` or `with`. The derive refuses them at compile time; the
 //! runtime builder with `RESERVED_ENDPOINT_NAME`.
@@ -86,16 +89,17 @@
 //! # tokio::runtime::Runtime::new().unwrap().block_on(demo()).unwrap();
 //! ```
 
-mod api;
+pub(crate) mod api;
 mod channel;
 mod common;
+pub mod dispatch;
 mod group;
 mod http;
 mod service;
 mod stream;
 mod view;
 
-pub use self::api::{Api, ApiMember, ApiSpec};
+pub use self::api::{ApiMember, ApiSpec};
 pub use self::channel::{channel, Channel, ChannelHandlers, ChannelHead, ChannelPeer, NoSend};
 pub use self::group::{Group, GroupMember, GroupSpec, Member};
 pub use self::http::{endpoint, EndpointHead, Http, HttpKind, Mutation, Query};

@@ -86,7 +86,7 @@ pub struct StreamHead;
 ///
 /// ```
 /// use courier::typed::{stream, Stream};
-/// use courier::Event;
+/// use courier::live::Event;
 /// # #[derive(serde::Serialize, serde::Deserialize)] struct Tick(u64);
 /// let remote: Stream<Tick> = stream().get("/ticks");
 /// let served: Stream<Tick, u64> = stream().implement(|every: u64| {

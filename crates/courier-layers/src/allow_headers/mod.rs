@@ -26,7 +26,7 @@
 //! - `host` and the hop-by-hop headers (`connection` and every header it names, `keep-alive`,
 //!   `proxy-connection`, `te`, `trailer`, `transfer-encoding`, `upgrade`,
 //!   `proxy-authenticate`, `proxy-authorization`) never cross, in either direction, whatever
-//!   the lists say ([`courier_core::headers`]); a definition that lists one is refused when it
+//!   the lists say (RFC 9110 §7.6.1); a definition that lists one is refused when it
 //!   is built, and the layer drops them all the same for a list made some other way.
 //! - Every other header crosses only where named: a request for which the [`AllowFor`] gives
 //!   nothing (by default, one without an `EndpointMeta`) passes only the layer's own names.
@@ -37,7 +37,7 @@
 //!
 //! ```
 //! use courier::layers::allow_headers::AllowHeadersLayer;
-//! use courier::{EndpointMeta, Kind};
+//! use courier::tree::{EndpointMeta, Kind};
 //! use http::{HeaderName, Request, Response};
 //! use tower::{service_fn, Layer, ServiceExt};
 //!

@@ -42,7 +42,7 @@
 //! ```
 //! use courier::layers::cancel_previous::error::Cancelled;
 //! use courier::layers::cancel_previous::CancelPreviousLayer;
-//! use courier::{EndpointMeta, Kind};
+//! use courier::tree::{EndpointMeta, Kind};
 //! use http::{Request, Response};
 //! use std::convert::Infallible;
 //! use tower::{service_fn, Service, ServiceBuilder, ServiceExt};

@@ -125,12 +125,12 @@
 //! let counted = Arc::clone(&calls);
 //! let mut service = ServiceBuilder::new()
 //!     .layer(CoalesceLayer::new())
-//!     .service_fn(move |_request: Request<courier::Body>| {
+//!     .service_fn(move |_request: Request<courier::transport::Body>| {
 //!         counted.fetch_add(1, Ordering::SeqCst);
 //!         async { Ok::<_, Infallible>(Response::new(Full::new(Bytes::from("ada")))) }
 //!     });
 //!
-//! let get = || Request::get("http://127.0.0.1:8080/users/7").body(courier::Body::empty());
+//! let get = || Request::get("http://127.0.0.1:8080/users/7").body(courier::transport::Body::empty());
 //! // Two identical reads in flight at once...
 //! let first = service.ready().await?.call(get()?);
 //! let second = service.ready().await?.call(get()?);

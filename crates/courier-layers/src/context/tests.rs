@@ -1,8 +1,13 @@
 use super::*;
 use http::header::SET_COOKIE;
+use http::request::Parts;
 use http::HeaderValue;
+use http::{Request, Response};
 use std::convert::Infallible;
+use std::net::SocketAddr;
+use std::task::Poll;
 use tower::{service_fn, ServiceBuilder, ServiceExt};
+use tower::{Layer, Service};
 
 fn peer() -> SocketAddr {
     ([127, 0, 0, 1], 5000).into()

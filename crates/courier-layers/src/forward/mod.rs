@@ -41,7 +41,7 @@
 //! - **Headers that describe the message are never forwarded**, even when named: `host`,
 //!   `content-type`, `content-length`, `content-encoding` and the hop-by-hop headers
 //!   (`connection`, `keep-alive`, `proxy-connection`, `te`, `trailer`, `transfer-encoding`,
-//!   `upgrade`, `proxy-authenticate`, `proxy-authorization`: [`courier_core::headers`]). The
+//!   `upgrade`, `proxy-authenticate`, `proxy-authorization`: RFC 9110 §7.6.1). The
 //!   outgoing request has its own body and connection.
 //! - A name in the options that is not a valid header name is ignored: no request could carry it.
 //!
@@ -55,9 +55,10 @@
 //! # Example: what crosses
 //!
 //! ```
-//! use courier::context::ServedRequest;
+//! use courier::layers::context::ServedRequest;
 //! use courier::layers::forward::ForwardLayer;
-//! use courier::{Body, ForwardOptions};
+//! use courier::options::ForwardOptions;
+//! use courier::transport::Body;
 //! use http::{Request, Response};
 //! use std::convert::Infallible;
 //! use tower::{ServiceBuilder, ServiceExt};
@@ -109,9 +110,9 @@
 //! closure keeps them from a third party's.
 //!
 //! ```
-//! use courier::context::ServedRequest;
+//! use courier::layers::context::ServedRequest;
 //! use courier::layers::forward::{ForwardLayer, Forwarding};
-//! use courier::ForwardOptions;
+//! use courier::options::ForwardOptions;
 //! use http::Request;
 //! use hyper_util::client::legacy::Client;
 //! use hyper_util::rt::TokioExecutor;

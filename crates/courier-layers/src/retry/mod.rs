@@ -89,7 +89,9 @@
 //! ```
 //! use courier::layers::retry::RetryLayer;
 //! use courier::layers::timeout::TimeoutLayer;
-//! use courier::{Body, BoxError, RetryPolicy};
+//! use courier::options::RetryPolicy;
+//! use courier::transport::Body;
+//! use courier::BoxError;
 //! use std::sync::atomic::{AtomicUsize, Ordering};
 //! use std::sync::Arc;
 //! use std::time::Duration;
@@ -132,7 +134,7 @@
 //! ```
 //! use bytes::Bytes;
 //! use courier::layers::retry::RetryLayer;
-//! use courier::RetryPolicy;
+//! use courier::options::RetryPolicy;
 //! use http::Request;
 //! use http_body_util::Full;
 //! use hyper_util::client::legacy::Client;
@@ -152,7 +154,7 @@
 //! # }));
 //! # let addr = courier_test_support::serve(app).await;
 //! let client = Client::builder(TokioExecutor::new()).build_http::<Full<Bytes>>();
-//! let backoff = courier::Backoff { initial_ms: 10, max_ms: 100, ..Default::default() };
+//! let backoff = courier::options::Backoff { initial_ms: 10, max_ms: 100, ..Default::default() };
 //! let policy = RetryPolicy::default().backoff(backoff);
 //! let service = ServiceBuilder::new()
 //!     .layer(RetryLayer::new(policy).retry_for(|request: &Request<Full<Bytes>>| {

@@ -14,7 +14,7 @@
 //!
 //! ```
 //! use courier::layers::session::csrf;
-//! use courier::CsrfKey;
+//! use courier::options::CsrfKey;
 //!
 //! let key = CsrfKey::new(*b"a 32-byte key, random in real use");
 //! let token = csrf::issue(&key, "sid=s1")?;

@@ -1,61 +1,5 @@
-//! Issuing a session: the `set-cookie` headers a sign-in route answers with, next to the checks
-//! that read them.
-//!
-//! [`SessionCookies`] takes the same [`SessionOptions`] as the [`SessionLayer`](super::SessionLayer)
-//! and the values of the session's cookies (a session id, a bearer token: only names the options
-//! call the session's are accepted), and writes:
-//!
-//! - each session cookie `HttpOnly; Secure; SameSite=Lax; Path=/`: the page's script cannot read
-//!   it, it travels over HTTPS only, and a cross-site subrequest does not carry it;
-//! - with `csrf`, the CSRF cookie, with a fresh token: `Secure; SameSite=Lax; Path=/` but not
-//!   `HttpOnly`, since the page's script repeats it in the CSRF header. With the options' key
-//!   ([`SessionOptions::csrf_signed`]) the token is signed for exactly the session being issued
-//!   ([`csrf::issue`]), so the layer's signed check accepts it and no other.
-//!
-//! `Max-Age` when [`max_age`](SessionCookies::max_age) is set (else the cookies last as long
-//! as the browser session), `Domain` never (host-only cookies: a sibling subdomain cannot read
-//! them). [`insecure`](SessionCookies::insecure) leaves `Secure` out, for plain-HTTP
-//! development on another host than `localhost` (browsers keep `Secure` cookies from
-//! `http://localhost`). [`SessionCookies::clear`] writes the sign-out: every cookie the options
-//! name exactly, expired.
-//!
-//! ```
-//! use courier::session::SessionCookies;
-//! use courier::{CsrfKey, SessionOptions};
-//!
-//! let options = SessionOptions::new()
-//!     .cookies(["sid"])
-//!     .csrf_signed("csrf", "x-csrf-token", CsrfKey::new(*b"a 32-byte key, random in real use"));
-//! let issued = SessionCookies::new(&options).cookie("sid", "s-81f2").issue()?;
-//! let lines: Vec<&str> = issued.set_cookies().iter().map(|v| v.to_str().unwrap()).collect();
-//! assert_eq!(lines[0], "sid=s-81f2; Path=/; HttpOnly; Secure; SameSite=Lax");
-//! let token = issued.csrf_token().unwrap();
-//! assert_eq!(lines[1], format!("csrf={token}; Path=/; Secure; SameSite=Lax"));
-//! assert!(courier::layers::session::csrf::verify(
-//!     &CsrfKey::new(*b"a 32-byte key, random in real use"),
-//!     "sid=s-81f2",
-//!     token,
-//! ));
-//! # Ok::<(), courier::session::IssueRefused>(())
-//! ```
-//!
-//! In an axum sign-in handler (with the `axum` feature the issued session is a response part):
-//!
-//! ```
-//! # #[cfg(feature = "axum")] {
-//! use axum::Json;
-//! use courier::session::{IssueRefused, SessionCookies};
-//! use courier::SessionOptions;
-//!
-//! async fn sign_in() -> Result<(courier::session::IssuedSession, Json<&'static str>), IssueRefused> {
-//!     let options = SessionOptions::new().cookies(["sid"]).csrf("csrf", "x-csrf-token");
-//!     // … check the credentials, make the session on the backend, then:
-//!     let issued = SessionCookies::new(&options).cookie("sid", "s-81f2").issue()?;
-//!     Ok((issued, Json("signed in")))
-//! }
-//! # let _ = axum::Router::<()>::new().route("/login", axum::routing::post(sign_in));
-//! # }
-//! ```
+//! Issuing a session: [`SessionCookies`], the `set-cookie` headers a sign-in route answers
+//! with, next to the checks that read them.
 
 use super::config::Config;
 use super::csrf::{self, IssueError};
@@ -65,7 +9,64 @@ use ring::rand::{SecureRandom, SystemRandom};
 use std::fmt;
 use std::time::Duration;
 
-/// The `set-cookie` headers that start (or end) a user's session. See the [module docs](self).
+/// The `set-cookie` headers that start (or end) a user's session: what a sign-in route answers
+/// with, next to the checks that read them.
+///
+/// `SessionCookies` takes the same [`SessionOptions`] as the [`SessionLayer`](super::SessionLayer)
+/// and the values of the session's cookies (a session id, a bearer token: only names the options
+/// call the session's are accepted), and writes:
+///
+/// - each session cookie `HttpOnly; Secure; SameSite=Lax; Path=/`: the page's script cannot read
+///   it, it travels over HTTPS only, and a cross-site subrequest does not carry it;
+/// - with `csrf`, the CSRF cookie, with a fresh token: `Secure; SameSite=Lax; Path=/` but not
+///   `HttpOnly`, since the page's script repeats it in the CSRF header. With the options' key
+///   ([`SessionOptions::csrf_signed`]) the token is signed for exactly the session being issued
+///   ([`csrf::issue`]), so the layer's signed check accepts it and no other.
+///
+/// `Max-Age` when [`max_age`](SessionCookies::max_age) is set (else the cookies last as long
+/// as the browser session), `Domain` never (host-only cookies: a sibling subdomain cannot read
+/// them). [`insecure`](SessionCookies::insecure) leaves `Secure` out, for plain-HTTP
+/// development on another host than `localhost` (browsers keep `Secure` cookies from
+/// `http://localhost`). [`SessionCookies::clear`] writes the sign-out: every cookie the options
+/// name exactly, expired.
+///
+/// ```
+/// use courier::layers::session::SessionCookies;
+/// use courier::options::{CsrfKey, SessionOptions};
+///
+/// let options = SessionOptions::new()
+///     .cookies(["sid"])
+///     .csrf_signed("csrf", "x-csrf-token", CsrfKey::new(*b"a 32-byte key, random in real use"));
+/// let issued = SessionCookies::new(&options).cookie("sid", "s-81f2").issue()?;
+/// let lines: Vec<&str> = issued.set_cookies().iter().map(|v| v.to_str().unwrap()).collect();
+/// assert_eq!(lines[0], "sid=s-81f2; Path=/; HttpOnly; Secure; SameSite=Lax");
+/// let token = issued.csrf_token().unwrap();
+/// assert_eq!(lines[1], format!("csrf={token}; Path=/; Secure; SameSite=Lax"));
+/// assert!(courier::layers::session::csrf::verify(
+///     &CsrfKey::new(*b"a 32-byte key, random in real use"),
+///     "sid=s-81f2",
+///     token,
+/// ));
+/// # Ok::<(), courier::layers::session::IssueRefused>(())
+/// ```
+///
+/// In an axum sign-in handler (with the `axum` feature the issued session is a response part):
+///
+/// ```
+/// # #[cfg(feature = "axum")] {
+/// use axum::Json;
+/// use courier::layers::session::{IssueRefused, IssuedSession, SessionCookies};
+/// use courier::options::SessionOptions;
+///
+/// async fn sign_in() -> Result<(IssuedSession, Json<&'static str>), IssueRefused> {
+///     let options = SessionOptions::new().cookies(["sid"]).csrf("csrf", "x-csrf-token");
+///     // … check the credentials, make the session on the backend, then:
+///     let issued = SessionCookies::new(&options).cookie("sid", "s-81f2").issue()?;
+///     Ok((issued, Json("signed in")))
+/// }
+/// # let _ = axum::Router::<()>::new().route("/login", axum::routing::post(sign_in));
+/// # }
+/// ```
 #[derive(Debug)]
 pub struct SessionCookies<'a> {
     options: &'a SessionOptions,

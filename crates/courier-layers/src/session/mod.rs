@@ -88,10 +88,10 @@
 //!
 //! # Issuing the session
 //!
-//! The layer checks a session; a sign-in route starts one. [`issue::SessionCookies`] writes its
+//! The layer checks a session; a sign-in route starts one. [`SessionCookies`] writes its
 //! `set-cookie` headers from the same [`SessionOptions`]: the session cookies `HttpOnly; Secure;
 //! SameSite=Lax`, and the CSRF cookie with a fresh token, signed for that session when the
-//! options have a key; [`issue::SessionCookies::clear`] writes the sign-out.
+//! options have a key; [`SessionCookies::clear`] writes the sign-out.
 //!
 //! # Compared with tower-http
 //!
@@ -103,9 +103,12 @@
 //! # Example: a courier endpoint's calls
 //!
 //! ```
-//! use courier::context::ServedRequest;
+//! use courier::layers::context::ServedRequest;
 //! use courier::layers::session::{error::SessionRefused, SessionLayer};
-//! use courier::{Body, BoxError, EndpointMeta, Kind, SessionOptions};
+//! use courier::options::SessionOptions;
+//! use courier::transport::Body;
+//! use courier::tree::{EndpointMeta, Kind};
+//! use courier::BoxError;
 //! use http::{Request, Response};
 //! use tower::{ServiceBuilder, ServiceExt};
 //!
@@ -157,9 +160,9 @@
 //! those a closure marks [`SessionMode::Off`] (a public service that must not see it).
 //!
 //! ```
-//! use courier::context::ServedRequest;
+//! use courier::layers::context::ServedRequest;
 //! use courier::layers::session::SessionLayer;
-//! use courier::{SessionMode, SessionOptions};
+//! use courier::options::{SessionMode, SessionOptions};
 //! use http::Request;
 //! use http_body_util::BodyExt;
 //! use hyper_util::client::legacy::Client;
@@ -221,10 +224,12 @@ mod cookies;
 pub mod csrf;
 pub mod error;
 pub mod future;
-pub mod issue;
+mod issue;
 mod site;
 #[cfg(test)]
 mod tests;
+
+pub use self::issue::{IssueRefused, IssuedSession, SessionCookies};
 
 /// Whether a served request's `Origin` is its own (by host and port, against its `Host`): a
 /// page of the server's own origin made it. `false` without an `Origin` or with a malformed one.
@@ -407,9 +412,9 @@ impl<M> SessionLayer<M> {
     /// origin decides.
     ///
     /// ```
-    /// use courier::context::ServedRequest;
+    /// use courier::layers::context::ServedRequest;
     /// use courier::layers::session::SessionLayer;
-    /// use courier::SessionOptions;
+    /// use courier::options::SessionOptions;
     ///
     /// let session = SessionLayer::new(SessionOptions::new().cookies(["sid"]));
     /// let handshake = |origin: &str| {

@@ -61,7 +61,9 @@
 //!
 //! ```
 //! use courier::layers::timeout::{error::Elapsed, TimeoutLayer};
-//! use courier::{Body, BoxError, EndpointMeta, Kind};
+//! use courier::transport::Body;
+//! use courier::tree::{EndpointMeta, Kind};
+//! use courier::BoxError;
 //! use std::time::Duration;
 //! use tower::{service_fn, ServiceBuilder, ServiceExt};
 //!
@@ -98,7 +100,10 @@
 //! ```
 //! use courier::layers::retry::RetryLayer;
 //! use courier::layers::timeout::{error::Elapsed, TimeoutLayer};
-//! use courier::{Backoff, Body, BoxError, EndpointMeta, Kind, RetryPolicy};
+//! use courier::options::{Backoff, RetryPolicy};
+//! use courier::transport::Body;
+//! use courier::tree::{EndpointMeta, Kind};
+//! use courier::BoxError;
 //! use std::time::Duration;
 //! use tower::{service_fn, ServiceBuilder, ServiceExt};
 //!

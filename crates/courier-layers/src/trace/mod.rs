@@ -25,7 +25,7 @@
 //!
 //! ```
 //! use courier::layers::trace::trace_layer;
-//! use courier::{EndpointMeta, Kind};
+//! use courier::tree::{EndpointMeta, Kind};
 //! use http::{Request, Response};
 //! use std::convert::Infallible;
 //! use tower::{service_fn, ServiceBuilder, ServiceExt};
@@ -131,7 +131,7 @@ pub fn trace_layer() -> CallTraceLayer {
 ///
 /// ```
 /// use courier::layers::trace::log_middleware;
-/// use courier::{Body, HttpService};
+/// use courier::transport::{Body, HttpService};
 /// use http::{Request, Response};
 /// use tower::{service_fn, ServiceExt};
 ///

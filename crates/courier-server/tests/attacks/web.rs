@@ -54,7 +54,7 @@ async fn the_pages_own_write_passes() {
 /// The app's sign-in route: the session of the user named in the path, issued with the proxy's
 /// own session options.
 fn with_sign_in(router: axum::Router) -> axum::Router {
-    use courier_layers::session::issue::{IssueRefused, IssuedSession, SessionCookies};
+    use courier_layers::session::{IssueRefused, IssuedSession, SessionCookies};
     async fn sign_in(
         axum::extract::Path(user): axum::extract::Path<String>,
     ) -> Result<(IssuedSession, &'static str), IssueRefused> {

@@ -25,7 +25,8 @@ pub enum HttpAddress {
 /// [`HttpEndpoint::method`]) or with [`HttpEndpoint::via`], then refined:
 ///
 /// ```
-/// use courier::{CacheOptions, HttpEndpoint};
+/// use courier::options::CacheOptions;
+/// use courier::HttpEndpoint;
 /// use std::time::Duration;
 ///
 /// let get = HttpEndpoint::get("/:id")
@@ -102,7 +103,8 @@ impl HttpEndpoint {
     /// `Http<_, _, Query>` declares it).
     ///
     /// ```
-    /// use courier::{HttpEndpoint, WireCall};
+    /// use courier::tree::WireCall;
+    /// use courier::HttpEndpoint;
     /// use serde_json::json;
     ///
     /// let lookup = HttpEndpoint::via(|vars| {

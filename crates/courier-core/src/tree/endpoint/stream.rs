@@ -16,7 +16,8 @@ pub enum StreamSource {
 /// A server-sent event stream descriptor.
 ///
 /// ```
-/// use courier::{Event, StreamEndpoint, StreamHandler};
+/// use courier::live::{Event, StreamHandler};
+/// use courier::StreamEndpoint;
 ///
 /// let remote = StreamEndpoint::get("/events");
 /// let served = StreamEndpoint::implement(StreamHandler::new(|_req| {
