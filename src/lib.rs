@@ -48,10 +48,12 @@
 //!
 //! The root holds what a first program names: the tree's builders, the derives, the callers,
 //! a call's options and the errors it meets. Everything else sits in the module a user looks in
-//! for it, as axum keeps `Router` at its root and `sse::Event` in `response`, and reqwest keeps
-//! `Client` at its root and `Part` in `multipart`: a module per thing a user does (set an
-//! option, read a built tree, serve a stream, swap the transport, read an error's details, read
-//! a response), each name at one path.
+//! for it, one module per thing a user does — set an option, read a built tree, serve or read a
+//! stream, swap the transport, build a caller, read an error's details, read a response — and
+//! each name at one path. It is how axum keeps `Router` at its root and its server-sent events
+//! in `response::sse`, and reqwest keeps `Client` at its root and `Part` in `multipart`: the
+//! stream and channel clients are likewise [`live::sse`] and [`live::ws`], next to what serves
+//! streams and channels.
 //!
 //! | where | names | for |
 //! |---|---|---|
