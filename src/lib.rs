@@ -68,8 +68,8 @@
 //! | [`live`] | `StreamHandler`, `StreamRequest`, `Event`, `EventStream`, `MissedEvents`, `ChannelHandler`, `ChannelHandlers`, `ChannelRequest`, `MessageStream`, `Peer`, `PeerHandler`; `Hub`, `TopicBus`, `LocalBus`, …; [`live::sse`] (`Events`), [`live::ws`] (`Connection`, `Sender`) | streams and channels: served here (`.implement()`), the hub that runs them, and the clients that read them |
 //! | [`transport`] | `Transport`, `TransportCache`, `TransportError`, `TransportOptions`, `Dispatcher`, `ClientIdentity`, `Fetch`, `Middleware`, `HttpService`, `HttpFuture`, `BodyService`, `Body` | the transport and the stack a call goes down |
 //! | [`client`] | `ClientBuilder`, `CallerBuilder`, `Call`, `ProxyClient`, `ProxyCallerBuilder`, `Credentials`, `Success`, `MAX_GET_ADDRESS` | building the callers, and the clients under them |
-//! | [`error`] | `HttpError`, `Refused`, `Close`, `NetworkErrorKind`, `classify`, `DecodeError`, `ErrorCode` | an error's details: what [`Error`]'s and [`ConfigurationError`]'s accessors return |
-//! | [`response`] | `HttpResponse`, `FromResponse`, `ResponseBody`, `BodyStream` | reading responses into your types |
+//! | [`error`] | `HttpError`, `Refused`, `Close`, `NetworkErrorKind`, `classify`, `ErrorCode` | an error's details: what [`Error`]'s and [`ConfigurationError`]'s accessors return |
+//! | [`response`] | `HttpResponse`, `FromResponse`, `ResponseBody`, `BodyStream`, `DecodeError` | reading responses into your types |
 //! | [`encode`] | `Form`, `FilePart`, `Part`, `Variables`, `PathTemplate`, … | variables: files to upload, and how variables become a request |
 //! | [`layers`] | one module per layer; [`layers::context`] (`ServedRequest`, `ContextLayer`), [`layers::session`] (`SessionLayer`, `SessionCookies` to sign a user in) | the layers, each usable alone on any `tower::Service` |
 //! | [`server`] | `Proxy`, `ProxyError`, `Shutdown` | the proxy route a browser calls an API through |
