@@ -860,3 +860,59 @@ async fn form_responses_read_multipart_and_the_sources_own_search_rules() {
     );
     assert_eq!(profile.avatar.bytes, [1, 2, 3]);
 }
+
+/// A call finds its endpoint's stack at the endpoint's position in the client; an endpoint of
+/// another `ApiDef` of the same shape — here at another position — finds it by its dotted path,
+/// and goes down the same stack.
+#[tokio::test]
+async fn pass_through_finds_the_endpoints_stack_its_own_or_a_twin_apis() {
+    use courier_core::Middleware;
+    use http::HeaderValue;
+    let addr = backend(Arc::default()).await;
+    let mark = Middleware::new(
+        "mark",
+        tower::util::MapRequestLayer::new(|mut request: http::Request<courier_core::Body>| {
+            let mark = HeaderValue::from_static("from-the-stack");
+            request.headers_mut().insert("x-call", mark);
+            request
+        }),
+    );
+    let marked = ApiDef::builder()
+        .base_url(format!("http://{addr}"))
+        .middleware(mark)
+        .group(
+            "misc",
+            GroupDef::new().endpoint("headers", HttpEndpoint::get("/headers")),
+        )
+        .build()
+        .unwrap();
+    let client = Client::new(marked.clone()).unwrap();
+    // The same endpoint in an API with one more group first: another position.
+    let twin = ApiDef::builder()
+        .base_url(format!("http://{addr}"))
+        .group(
+            "aaa",
+            GroupDef::new().endpoint("x", HttpEndpoint::get("/x")),
+        )
+        .group(
+            "misc",
+            GroupDef::new().endpoint("headers", HttpEndpoint::get("/headers")),
+        )
+        .build()
+        .unwrap();
+    let own = marked.endpoint("misc.headers").unwrap();
+    let other = twin.endpoint("misc.headers").unwrap();
+    assert_ne!(own.position(), other.position());
+    for endpoint in [own, other] {
+        let response = client
+            .pass_through(endpoint, Value::Null, None)
+            .await
+            .unwrap();
+        let body = http_body_util::BodyExt::collect(response.into_body())
+            .await
+            .unwrap()
+            .to_bytes();
+        let seen: Value = serde_json::from_slice(&body).unwrap();
+        assert_eq!(seen["call"], "from-the-stack", "{}", endpoint.path());
+    }
+}

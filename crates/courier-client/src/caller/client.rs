@@ -23,7 +23,6 @@ use courier_layers::timeout::{AttemptFromMeta, Timeout, TimeoutLayer};
 use courier_live::Hub;
 use http::{HeaderMap, Method, Request, Response};
 use serde_json::{Map, Value};
-use std::collections::HashMap;
 use std::future::Future;
 use std::pin::{pin, Pin};
 use std::sync::Arc;
@@ -71,7 +70,9 @@ struct Inner {
     transports: TransportCache,
     stack: Stack,
     /// Each endpoint's stack, by its dotted path.
-    services: HashMap<String, EndpointStack>,
+    /// Each endpoint's stack, at the endpoint's [`position`](ResolvedEndpoint::position), with
+    /// the endpoint it is for.
+    services: Vec<(Arc<ResolvedEndpoint>, EndpointStack)>,
     ws: courier_core::WsOptions,
     hub: Hub,
 }
@@ -167,13 +168,13 @@ impl ClientBuilder {
             cancel_previous: (!source.cancel_previous.is_empty() || source.deduplicate)
                 .then(CancelPreviousLayer::new),
         };
-        let services = self
-            .api
-            .endpoints()
+        let mut endpoints = self.api.endpoints();
+        endpoints.sort_by_key(|endpoint| endpoint.position());
+        let services = endpoints
             .into_iter()
             .map(|endpoint| {
                 let service = stack.service(endpoint, &transports, None)?;
-                Ok((endpoint.path().to_owned(), service))
+                Ok((Arc::clone(endpoint), service))
             })
             .collect::<Result<_, Error>>()?;
         Ok(Client {
@@ -587,6 +588,20 @@ impl Client {
         Ok(request)
     }
 
+    /// The stack built for `endpoint`: found at its position when it is this client's own (the
+    /// usual case: the endpoint came from this client's API, or a clone of it), else by its
+    /// dotted path, for an endpoint of another `ApiDef` with the same shape.
+    fn stack_of(&self, endpoint: &ResolvedEndpoint) -> Option<&EndpointStack> {
+        let services = &self.inner.services;
+        match services.get(endpoint.position()) {
+            Some((own, stack)) if std::ptr::eq(own.as_ref(), endpoint) => Some(stack),
+            _ => {
+                let own = self.inner.api.endpoint(endpoint.path())?;
+                services.get(own.position()).map(|(_, stack)| stack)
+            }
+        }
+    }
+
     /// The stack a call of `endpoint` goes down: the endpoint's own, or one built for the call
     /// when its options set `fetch` or `dispatcher`, or an `attempt_timeout` the endpoint's
     /// stack has no layer for.
@@ -601,7 +616,7 @@ impl Client {
                     && !bounds_attempts(endpoint, None))
         });
         if !own_stack {
-            if let Some(service) = self.inner.services.get(endpoint.path()) {
+            if let Some(service) = self.stack_of(endpoint) {
                 return Ok(service.clone());
             }
         }
@@ -778,5 +793,40 @@ impl std::fmt::Debug for Client {
         f.debug_struct("Client")
             .field("api", &self.inner.api)
             .finish_non_exhaustive()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use courier_core::{GroupDef, HttpEndpoint};
+
+    fn api(groups: &[&str]) -> ApiDef {
+        let mut builder = ApiDef::builder().base_url("http://127.0.0.1:9");
+        for group in groups {
+            builder = builder.group(
+                *group,
+                GroupDef::new().endpoint("get", HttpEndpoint::get("/")),
+            );
+        }
+        builder.build().unwrap()
+    }
+
+    #[test]
+    fn each_endpoint_has_its_stack_at_its_position() {
+        let own = api(&["b", "c"]);
+        let client = Client::new(own.clone()).unwrap();
+        for endpoint in own.endpoints() {
+            let (stored, _) = &client.inner.services[endpoint.position()];
+            assert!(Arc::ptr_eq(stored, endpoint), "{}", endpoint.path());
+            assert!(client.stack_of(endpoint).is_some());
+        }
+        // A twin API's `c.get` sits at another position; it finds the stack by its path.
+        let twin = api(&["a", "b", "c"]);
+        let other = twin.endpoint("c.get").unwrap();
+        assert_ne!(other.position(), own.endpoint("c.get").unwrap().position());
+        assert!(client.stack_of(other).is_some());
+        // An endpoint this client has no stack for.
+        assert!(client.stack_of(twin.endpoint("a.get").unwrap()).is_none());
     }
 }

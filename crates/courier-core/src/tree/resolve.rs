@@ -81,9 +81,19 @@ pub struct ResolvedEndpoint {
     transport: TransportOptions,
     allowed_headers: Vec<HeaderName>,
     meta: EndpointMeta,
+    /// Its place among its API's endpoints: see [`position`](Self::position).
+    position: usize,
 }
 
 impl ResolvedEndpoint {
+    /// The endpoint's place among its API's endpoints, from 0 to one less than their number, in
+    /// the order they were resolved: a table with one entry per endpoint (a client's stacks) is
+    /// a `Vec` indexed by it rather than a map searched by dotted path. An endpoint of another
+    /// [`ApiDef`](crate::ApiDef) may have the same place; a table checks it holds this one.
+    pub fn position(&self) -> usize {
+        self.position
+    }
+
     /// The dotted path: group path and name (`users.posts.list`).
     pub fn path(&self) -> &str {
         &self.path
@@ -218,7 +228,7 @@ fn resolve_group(
         ..ResolvedGroup::default()
     };
     for (name, endpoint) in &group.endpoints {
-        let endpoint = resolve_endpoint(&scope, name, endpoint)?;
+        let endpoint = resolve_endpoint(&scope, name, endpoint, index.len())?;
         index.insert(endpoint.path.clone(), Arc::clone(&endpoint));
         resolved.endpoints.insert(name.clone(), endpoint);
     }
@@ -233,6 +243,7 @@ fn resolve_endpoint(
     scope: &Scope<'_>,
     name: &str,
     def: &EndpointDef,
+    position: usize,
 ) -> Result<Arc<ResolvedEndpoint>, ConfigurationError> {
     let path = dotted(&scope.path, name);
     validate::check_name(NameOf::Endpoint, name, &path)?;
@@ -292,5 +303,6 @@ fn resolve_endpoint(
         transport: scope.transport.clone(),
         allowed_headers,
         path,
+        position,
     }))
 }
