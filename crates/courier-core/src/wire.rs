@@ -5,8 +5,9 @@
 //! The Rust proxy caller writes calls with it and the proxy reads them with it; the proxy
 //! writes refusals and frames with it and the clients read them with it. `docs/PROTOCOL.md`
 //! describes the same wire for a reader. The browser package speaks it too, in TypeScript: its
-//! unit tests read `js/test/wire-vectors.json`, the calls and frames this module writes
-//! ([`vectors`]), so the two sides cannot drift apart.
+//! unit tests read `js/test/wire-vectors.json`, the calls and frames this module writes (its
+//! test `the_browser_packages_vectors_are_current` keeps the file current), so the two sides
+//! cannot drift apart.
 //!
 //! ```
 //! use courier_core::wire;
@@ -450,7 +451,8 @@ pub fn is_json_media_type(content_type: &str) -> bool {
         || (bytes.len() >= 5 && bytes[bytes.len() - 5..].eq_ignore_ascii_case(b"+json"))
 }
 
-pub mod vectors;
+#[cfg(test)]
+mod vectors;
 
 #[cfg(test)]
 mod tests;

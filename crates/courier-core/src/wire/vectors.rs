@@ -136,7 +136,7 @@ fn hellos() -> Vec<Value> {
 }
 
 /// The vectors, as the JSON text `js/test/wire-vectors.json` holds.
-pub fn json() -> String {
+pub(super) fn json() -> String {
     let calls: Vec<Value> = calls()
         .iter()
         .map(|call| {

@@ -82,7 +82,11 @@ impl Config {
     /// request in scope, so it carries no one's session: in a handler, the router lacks
     /// `ContextLayer`. A call the server makes on its own sets its endpoint's session off.
     pub(super) fn log_unserved<B>(&self, request: &Request<B>) {
-        if self.unserved_logged.swap(true, Ordering::Relaxed) {
+        // A load first: every such call passes here, and only the first need write the flag
+        // (a write on each would bounce its cache line between threads).
+        if self.unserved_logged.load(Ordering::Relaxed)
+            || self.unserved_logged.swap(true, Ordering::Relaxed)
+        {
             return;
         }
         let endpoint = request

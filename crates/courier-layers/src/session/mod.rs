@@ -370,13 +370,12 @@ where
     fn call(&mut self, mut request: Request<ReqBody>) -> Self::Future {
         let mode = self.session_for.session_for(&request);
         let read = Kind::of_request(&request) == Kind::Query;
-        let served = match ServedRequest::for_request(&request) {
-            Some(served) if mode != SessionMode::Off => served,
-            None if mode != SessionMode::Off => {
-                self.config.log_unserved(&request);
-                return future::ResponseFuture::called(self.inner.call(request), None);
-            }
-            _ => return future::ResponseFuture::called(self.inner.call(request), None),
+        if mode == SessionMode::Off {
+            return future::ResponseFuture::called(self.inner.call(request), None);
+        }
+        let Some(served) = ServedRequest::for_request(&request) else {
+            self.config.log_unserved(&request);
+            return future::ResponseFuture::called(self.inner.call(request), None);
         };
         let guarded = mode == SessionMode::On && !read;
         let add_to_cookies = request.extensions().get::<PathOptionCookies>().is_some();
