@@ -151,11 +151,11 @@ pub(crate) use settings_struct;
 layer_settings!(settings_struct);
 
 /// Writes each setting's builder method on a level whose [`LayerSettings`] is the place `$place`
-/// (an expression of `$this`, the level), and `settings(..)`, which sets several at once (the
-/// given ones over what is there).
+/// (an expression of `$this`, the level; `[$g, …]` its type parameters, for the typed heads),
+/// and `settings(..)`, which sets several at once (the given ones over what is there).
 macro_rules! level_setters {
-    (($ty:ty; $this:ident => $place:expr) $( $(#[$doc:meta])* $name:ident, $get:ident: $vty:ty [$key:ident: $raw:ty], )*) => {
-        impl $ty {
+    (([$($g:ident),*] $ty:ty; $this:ident => $place:expr) $( $(#[$doc:meta])* $name:ident, $get:ident: $vty:ty [$key:ident: $raw:ty], )*) => {
+        impl<$($g),*> $ty {
             $(
                 $(#[$doc])*
                 #[must_use = "the setting is on the value returned"]
@@ -178,29 +178,6 @@ macro_rules! level_setters {
     };
 }
 pub(crate) use level_setters;
-
-/// Writes each setting's builder method on a typed head (`typed::Http` and its siblings),
-/// forwarding to its runtime descriptor.
-macro_rules! typed_setters {
-    (($ty:ident < $($g:ident),* >) $( $(#[$doc:meta])* $name:ident, $get:ident: $vty:ty [$key:ident: $raw:ty], )*) => {
-        impl<$($g),*> $ty<$($g),*> {
-            $(
-                $(#[$doc])*
-                #[must_use = "the setting is on the value returned"]
-                pub fn $name(self, value: impl Into<$vty>) -> Self {
-                    Self::from_def(self.def.$name(value))
-                }
-            )*
-
-            /// Sets every setting `settings` sets, over the endpoint's own.
-            #[must_use = "the settings are on the value returned"]
-            pub fn settings(self, settings: $crate::LayerSettings) -> Self {
-                Self::from_def(self.def.settings(settings))
-            }
-        }
-    };
-}
-pub(crate) use typed_setters;
 
 /// Writes a config file's table struct with, besides its own fields, every setting's key, and
 /// `layer_settings()`, which reads them.

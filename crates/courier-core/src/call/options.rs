@@ -73,7 +73,7 @@ impl std::fmt::Debug for UploadProgress {
 }
 
 // `timeout`, `attempt_timeout`, `coalesce`, `retry`: this call's, over its endpoint's.
-crate::settings::layer_settings!(level_setters(CallOptions; this => this.settings));
+crate::settings::layer_settings!(level_setters([] CallOptions; this => this.settings));
 
 impl CallOptions {
     /// No options set.

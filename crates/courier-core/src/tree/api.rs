@@ -34,7 +34,7 @@ pub struct ApiBuilder {
 
 // `timeout`, `attempt_timeout`, `coalesce`, `retry`: the source's, under every group's,
 // endpoint's and call's own.
-crate::settings::layer_settings!(level_setters(ApiBuilder; this => this.options.settings));
+crate::settings::layer_settings!(level_setters([] ApiBuilder; this => this.options.settings));
 
 impl ApiBuilder {
     /// Builds the definition for its routes only, which need the API's shape and not its

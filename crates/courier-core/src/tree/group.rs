@@ -41,7 +41,7 @@ pub struct GroupDef {
 
 // `timeout`, `attempt_timeout`, `coalesce`, `retry`: the group's, under its nested groups' and
 // endpoints' own.
-crate::settings::layer_settings!(level_setters(GroupDef; this => this.settings));
+crate::settings::layer_settings!(level_setters([] GroupDef; this => this.settings));
 
 impl GroupDef {
     /// An empty group with no prefix.

@@ -91,7 +91,7 @@ struct Facts {
 }
 
 // `timeout`, `attempt_timeout`, `coalesce`, `retry`, as a request built by hand declares them.
-crate::settings::layer_settings!(level_setters(EndpointMeta; this => this.settings));
+crate::settings::layer_settings!(level_setters([] EndpointMeta; this => this.settings));
 
 impl EndpointMeta {
     /// The facts of a call to the endpoint at `path` that reads or writes as `kind`: no timeout,

@@ -73,7 +73,7 @@ impl<R, V> Channel<R, V, NoSend> {
     }
 }
 
-super::common::typed_common_builders!(Channel<R, V, S>);
+crate::tree::endpoint::common_builders!([R, V, S] Channel<R, V, S>; this => this.def.options);
 
 impl<R, V, S> Clone for Channel<R, V, S> {
     fn clone(&self) -> Self {

@@ -110,7 +110,7 @@ impl<R, V> Http<R, V, Mutation> {
     }
 }
 
-super::common::typed_common_builders!(Http<R, V, K>);
+crate::tree::endpoint::common_builders!([R, V, K] Http<R, V, K>; this => this.def.options);
 
 impl<R, V, K> Clone for Http<R, V, K> {
     fn clone(&self) -> Self {

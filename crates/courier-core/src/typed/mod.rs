@@ -91,7 +91,6 @@
 
 pub(crate) mod api;
 mod channel;
-mod common;
 pub mod dispatch;
 mod group;
 mod http;

@@ -44,7 +44,7 @@ impl<R, V> Stream<R, V> {
     }
 }
 
-super::common::typed_common_builders!(Stream<R, V>);
+crate::tree::endpoint::common_builders!([R, V] Stream<R, V>; this => this.def.options);
 
 impl<R, V> Clone for Stream<R, V> {
     fn clone(&self) -> Self {

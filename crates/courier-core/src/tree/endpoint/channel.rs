@@ -189,4 +189,4 @@ impl ChannelEndpoint {
     }
 }
 
-common_builders!(ChannelEndpoint);
+common_builders!([] ChannelEndpoint; this => this.options);

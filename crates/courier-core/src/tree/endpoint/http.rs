@@ -216,4 +216,4 @@ impl HttpEndpoint {
     }
 }
 
-common_builders!(HttpEndpoint);
+common_builders!([] HttpEndpoint; this => this.options);

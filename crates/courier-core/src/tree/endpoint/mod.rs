@@ -60,47 +60,51 @@ impl Default for EndpointOptions {
     }
 }
 
-/// Builder methods every head shares, written once.
+/// Builder methods every head shares, written once for the runtime heads and the typed ones:
+/// `$place` is where the head keeps its [`EndpointOptions`] (an expression of `$this`, the
+/// head), `[$g, …]` the typed head's type parameters.
 macro_rules! common_builders {
-    ($ty:ty) => {
+    ([$($g:ident),*] $ty:ty; $this:ident => $place:expr) => {
         // `timeout`, `attempt_timeout`, `coalesce`, `retry`: the endpoint's, over its groups'
         // and the source's, under a call's own.
-        $crate::settings::layer_settings!(level_setters($ty; this => this.options.settings));
+        $crate::settings::layer_settings!(level_setters([$($g),*] $ty; $this => $place.settings));
 
-        impl $ty {
+        impl<$($g),*> $ty {
             /// Marks the endpoint callable by a browser through the proxy, whatever its group
             /// says.
             #[must_use]
             pub fn expose(mut self) -> Self {
-                self.options.expose = Some(true);
+                let $this = &mut self;
+                $place.expose = Some(true);
                 self
             }
 
             /// Sets exposure explicitly; `false` hides the endpoint even in an exposed group.
             #[must_use]
             pub fn exposed(mut self, expose: bool) -> Self {
-                self.options.expose = Some(expose);
+                let $this = &mut self;
+                $place.expose = Some(expose);
                 self
             }
 
             /// Adds header names to the source's allowed headers for this endpoint, in both
             /// directions through the proxy (adds, does not replace).
             #[must_use]
-            pub fn headers<I, S>(mut self, names: I) -> Self
+            pub fn headers<I, Name>(mut self, names: I) -> Self
             where
-                I: IntoIterator<Item = S>,
-                S: Into<String>,
+                I: IntoIterator<Item = Name>,
+                Name: Into<String>,
             {
-                self.options
-                    .headers
-                    .extend(names.into_iter().map(Into::into));
+                let $this = &mut self;
+                $place.headers.extend(names.into_iter().map(Into::into));
                 self
             }
 
             /// Adds a metadata entry, readable by layers.
             #[must_use]
             pub fn meta(mut self, key: impl Into<String>, value: serde_json::Value) -> Self {
-                self.options.meta.insert(key.into(), value);
+                let $this = &mut self;
+                $place.meta.insert(key.into(), value);
                 self
             }
 
@@ -121,7 +125,8 @@ macro_rules! common_builders {
                 <L::Service as tower::Service<::http::Request<$crate::Body>>>::Future:
                     Send + 'static,
             {
-                self.options
+                let $this = &mut self;
+                $place
                     .layers
                     .push($crate::Middleware::new(std::any::type_name::<L>(), layer));
                 self
@@ -130,7 +135,8 @@ macro_rules! common_builders {
             /// Applies an already type-erased [`Middleware`](crate::Middleware).
             #[must_use]
             pub fn middleware(mut self, middleware: $crate::Middleware) -> Self {
-                self.options.layers.push(middleware);
+                let $this = &mut self;
+                $place.layers.push(middleware);
                 self
             }
 
@@ -138,20 +144,23 @@ macro_rules! common_builders {
             /// [`SessionMode::Unguarded`](crate::SessionMode::Unguarded) skips the write checks.
             #[must_use]
             pub fn session(mut self, mode: impl Into<$crate::SessionMode>) -> Self {
-                self.options.session = mode.into();
+                let $this = &mut self;
+                $place.session = mode.into();
                 self
             }
 
             /// `false` keeps forwarded headers off this endpoint's calls.
             #[must_use]
             pub fn forward(mut self, forward: bool) -> Self {
-                self.options.forward = forward;
+                let $this = &mut self;
+                $place.forward = forward;
                 self
             }
 
             /// The shared options.
             pub fn options(&self) -> &$crate::EndpointOptions {
-                &self.options
+                let $this = self;
+                &$place
             }
         }
     };

@@ -67,4 +67,4 @@ impl StreamEndpoint {
     }
 }
 
-common_builders!(StreamEndpoint);
+common_builders!([] StreamEndpoint; this => this.options);
