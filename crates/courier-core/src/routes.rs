@@ -41,6 +41,7 @@ use crate::tree::api::ApiDef;
 use crate::tree::endpoint::{ChannelEndpoint, EndpointDef, HttpEndpoint, StreamEndpoint};
 use crate::tree::group::GroupDef;
 use crate::tree::meta::Kind;
+use crate::tree::resolve::ResolvedEndpoint;
 use serde::ser::SerializeMap;
 use serde::{Deserialize, Serialize, Serializer};
 use std::collections::BTreeMap;
@@ -118,12 +119,13 @@ impl<'de> Deserialize<'de> for RouteShape {
 }
 
 impl RouteShape {
-    /// The shape of `endpoint`.
-    pub fn of(endpoint: &EndpointDef) -> Self {
-        match endpoint {
+    /// The shape of `endpoint`: a read is `get` when caching applies to it (its own, its
+    /// groups' or its source's) and its variables are not sensitive.
+    pub fn of(endpoint: &ResolvedEndpoint) -> Self {
+        match endpoint.definition() {
             EndpointDef::Http(http) => match http.kind() {
                 Kind::Query => Self::Query {
-                    get: http.cache_options().is_some() && !http.is_sensitive(),
+                    get: endpoint.meta().get_cache().is_some() && !http.is_sensitive(),
                 },
                 Kind::Mutation => Self::Mutation,
             },
@@ -179,7 +181,7 @@ impl Routes {
             .endpoints()
             .into_iter()
             .filter(|e| e.is_exposed())
-            .map(|e| (e.path().to_owned(), RouteShape::of(e.definition())))
+            .map(|e| (e.path().to_owned(), RouteShape::of(e)))
             .collect();
         let cancel_previous = api
             .options()

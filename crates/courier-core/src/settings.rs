@@ -27,6 +27,12 @@ macro_rules! layer_settings {
             /// How failed attempts are sent again: a [`RetryPolicy`](crate::RetryPolicy), or
             /// `false` for never; unset, the client's default policy. `RetryLayer` reads it.
             retry, get_retry: $crate::RetrySetting [retry: $crate::config::raw::RawRetry],
+            /// How long a read's successful answers are kept
+            /// ([`CacheOptions`](crate::options::CacheOptions)); a cached read without sensitive
+            /// variables may go as GET through the proxy. Unset, nothing is kept. Writes,
+            /// streams and channels are never cached (a stream or channel that sets its own is
+            /// refused). `CacheLayer` reads it.
+            cache, get_cache: $crate::options::CacheOptions [cache: $crate::options::CacheOptions],
         }
     };
 }

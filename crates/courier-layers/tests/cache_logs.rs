@@ -30,7 +30,7 @@ async fn hits_misses_and_evictions_are_logged() {
         Request::get(format!("http://127.0.0.1:1{path}"))
             .extension(
                 EndpointMeta::new("market.rates", Kind::Query)
-                    .cache(Some(CacheOptions::new().revalidate(60))),
+                    .cache(CacheOptions::new().revalidate(60)),
             )
             .body(Body::empty())
             .unwrap()

@@ -141,7 +141,7 @@ pub(crate) async fn serve_call(
     // for GET: a browser keeps no POST answer. With it goes the `Age` of an answer the proxy's
     // own cache kept, so the browser counts `max-age` from when the answer was fetched.
     let browser_rule = (method == Method::GET)
-        .then(|| http.cache_options().map(CacheRule::from_options))
+        .then(|| endpoint.meta().get_cache().map(CacheRule::from_options))
         .flatten();
     let meta = endpoint.meta();
     let (mut options, served, allow) = upstream_options(&api, &endpoint, &variables, parts);

@@ -14,7 +14,7 @@ use tokio_util::sync::CancellationToken;
 /// Each set option wins over the endpoint's and the source's; `.with()` twice merges, the later
 /// call's options winning. Each option is set by the builder method of its plain name and read
 /// by the `get_*` method beside it (`.method(m)`, `.get_method()`); the
-/// [`LayerSettings`] (`.timeout(d)`, `.attempt_timeout(d)`, `.coalesce(b)`, `.retry(r)`) are read
+/// [`LayerSettings`] (`.timeout(d)`, `.coalesce(b)`, `.cache(c)`, …) are read
 /// with [`get_settings`](Self::get_settings).
 ///
 /// ```
@@ -72,7 +72,7 @@ impl std::fmt::Debug for UploadProgress {
     }
 }
 
-// `timeout`, `attempt_timeout`, `coalesce`, `retry`: this call's, over its endpoint's.
+// The layer settings: this call's, over its endpoint's.
 crate::settings::layer_settings!(level_setters([] CallOptions; this => this.settings));
 
 impl CallOptions {
@@ -177,7 +177,7 @@ impl CallOptions {
         self.upload_progress.as_ref()
     }
 
-    /// The call's own settings (`timeout`, `attempt_timeout`, `coalesce`, `retry`), over the
+    /// The call's own [`LayerSettings`], over the
     /// endpoint's.
     pub fn get_settings(&self) -> &LayerSettings {
         &self.settings

@@ -128,9 +128,6 @@ pub(super) fn endpoint(
             if raw.sensitive_variables == Some(true) {
                 http = http.sensitive_variables();
             }
-            if let Some(cache) = raw.cache.take() {
-                http = http.cache(cache);
-            }
             shared_options!(http, raw, at).into()
         }
     };

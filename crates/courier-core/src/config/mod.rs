@@ -46,6 +46,7 @@ mod tests;
 
 pub use self::proxy::{ProxyLimits, ProxyPaths};
 
+use self::key_path::KeyPath;
 use self::static_files::StaticFiles;
 use crate::error::{ConfigurationError, ErrorCode};
 use crate::tree::api::ApiDef;
@@ -188,8 +189,51 @@ impl FromStr for Config {
 }
 
 /// Reads `text` (file names resolve against `base`) into a built config.
+/// The deepest a file's tables and arrays may nest: room for groups some thirty deep, more than
+/// any API nests. Deeper, reading the file into its tables would recurse as deep, and a deep
+/// enough file would overflow the reading thread's stack (a debug build's 2 MiB held about 150
+/// levels): it is refused first, by a walk that does not recurse.
+const MAX_DEPTH: usize = 72;
+
+/// `CONFIG_INVALID` at the first table or array nested deeper than [`MAX_DEPTH`].
+fn check_depth(root: &toml::de::DeTable<'_>) -> Result<(), ConfigurationError> {
+    use toml::de::DeValue;
+    let mut pending: Vec<(KeyPath, usize, &DeValue<'_>)> = root
+        .iter()
+        .map(|(key, value)| (KeyPath::root().key(key.get_ref()), 1, value.get_ref()))
+        .collect();
+    while let Some((at, depth, value)) = pending.pop() {
+        let inner: Vec<(KeyPath, &DeValue<'_>)> = match value {
+            DeValue::Table(table) => table
+                .iter()
+                .map(|(key, value)| (at.key(key.get_ref()), value.get_ref()))
+                .collect(),
+            DeValue::Array(array) => array
+                .iter()
+                .enumerate()
+                .map(|(index, value)| (at.index(index), value.get_ref()))
+                .collect(),
+            _ => continue,
+        };
+        if depth >= MAX_DEPTH && !inner.is_empty() {
+            return Err(ConfigurationError::new(
+                ErrorCode::ConfigInvalid,
+                format!(
+                    "tables nest more than {MAX_DEPTH} deep here; courier reads at most that \
+                     (groups some thirty deep)"
+                ),
+            )
+            .at(at.as_str()));
+        }
+        pending.extend(inner.into_iter().map(|(at, value)| (at, depth + 1, value)));
+    }
+    Ok(())
+}
+
 fn load(text: &str, base: &Path) -> Result<Config, ConfigurationError> {
-    let document = toml::Deserializer::parse(text).map_err(|e| errors::syntax(text, &e))?;
+    let root = toml::de::DeTable::parse(text).map_err(|e| errors::syntax(text, &e))?;
+    check_depth(root.get_ref())?;
+    let document = toml::Deserializer::from(root);
     let raw: raw::RawConfig =
         serde_path_to_error::deserialize(document).map_err(|e| errors::shape(text, &e))?;
     let proxy = ProxyPaths::from_raw(&raw.proxy)?;

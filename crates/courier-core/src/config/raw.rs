@@ -4,9 +4,7 @@
 //! These structs hold what the file says and nothing more; `build` turns them into builder
 //! calls, where every rule about the tree is checked.
 
-use crate::options::{
-    CacheOptions, ForwardOptions, ResponseType, RetryPolicy, SessionMode, SessionOptions,
-};
+use crate::options::{ForwardOptions, ResponseType, RetryPolicy, SessionMode, SessionOptions};
 use crate::settings::RetrySetting;
 use serde::de::{self, MapAccess, Visitor};
 use serde::{Deserialize, Deserializer};
@@ -140,7 +138,6 @@ pub(super) struct RawEndpoint {
     pub(super) response_type: Option<ResponseType>,
     pub(super) stream_response: Option<bool>,
     pub(super) sensitive_variables: Option<bool>,
-    pub(super) cache: Option<CacheOptions>,
 
     // Channels only.
     pub(super) send: Option<bool>,

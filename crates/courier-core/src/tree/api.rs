@@ -32,7 +32,7 @@ pub struct ApiBuilder {
     for_routes: bool,
 }
 
-// `timeout`, `attempt_timeout`, `coalesce`, `retry`: the source's, under every group's,
+// The layer settings: the source's, under every group's,
 // endpoint's and call's own.
 crate::settings::layer_settings!(level_setters([] ApiBuilder; this => this.options.settings));
 

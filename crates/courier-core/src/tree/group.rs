@@ -39,7 +39,7 @@ pub struct GroupDef {
     pub(crate) groups: BTreeMap<String, GroupDef>,
 }
 
-// `timeout`, `attempt_timeout`, `coalesce`, `retry`: the group's, under its nested groups' and
+// The layer settings: the group's, under its nested groups' and
 // endpoints' own.
 crate::settings::layer_settings!(level_setters([] GroupDef; this => this.settings));
 
@@ -119,7 +119,7 @@ impl GroupDef {
         &self.transport
     }
 
-    /// The group's own settings (`timeout`, `attempt_timeout`, `coalesce`, `retry`), under its
+    /// The group's own [`LayerSettings`], under its
     /// nested groups' and endpoints' and over the source's.
     pub fn get_settings(&self) -> &LayerSettings {
         &self.settings

@@ -87,10 +87,9 @@ struct Facts {
     forward: bool,
     allowed_headers: Vec<HeaderName>,
     meta: Map<String, Value>,
-    cache: Option<CacheOptions>,
 }
 
-// `timeout`, `attempt_timeout`, `coalesce`, `retry`, as a request built by hand declares them.
+// The layer settings, as a request built by hand declares them.
 crate::settings::layer_settings!(level_setters([] EndpointMeta; this => this.settings));
 
 impl EndpointMeta {
@@ -108,7 +107,6 @@ impl EndpointMeta {
                 forward: true,
                 allowed_headers: Vec::new(),
                 meta: Map::new(),
-                cache: None,
             }),
             settings: LayerSettings::new(),
             attempts: None,
@@ -158,13 +156,6 @@ impl EndpointMeta {
     #[must_use]
     pub fn meta(mut self, meta: Map<String, Value>) -> Self {
         self.facts().meta = meta;
-        self
-    }
-
-    /// Sets the endpoint's caching (`.cache()`), `None` for none.
-    #[must_use]
-    pub fn cache(mut self, cache: Option<CacheOptions>) -> Self {
-        self.facts().cache = cache;
         self
     }
 
@@ -274,9 +265,10 @@ impl EndpointMeta {
         &self.facts.meta
     }
 
-    /// The endpoint's caching (`.cache()`), when it declares one.
+    /// The caching that applies (`.cache()`: the call's, else the endpoint's, its groups', the
+    /// source's), when one does.
     pub fn get_cache(&self) -> Option<&CacheOptions> {
-        self.facts.cache.as_ref()
+        self.settings.cache.as_ref()
     }
 }
 

@@ -266,6 +266,14 @@ fn resolve_endpoint(
 
     let options = def.options();
     options.settings.check(&path)?;
+    if def.as_http().is_none() && options.settings.cache.is_some() {
+        return Err(ConfigurationError::new(
+            ErrorCode::InvalidOption,
+            "`cache` keeps a read's answers; a stream's events and a channel's messages are \
+             not kept",
+        )
+        .at(format!("{path}.cache")));
+    }
     let mut allowed_headers = scope.source.allowed_headers.clone();
     for header in &options.headers {
         let header = validate::crossing_header_name(header, &format!("{path}.headers"))?;
@@ -288,8 +296,7 @@ fn resolve_endpoint(
     .session(options.session)
     .forward(options.forward)
     .allowed_headers(allowed_headers.iter().cloned())
-    .meta(options.meta.clone())
-    .cache(def.as_http().and_then(|h| h.cache_options().cloned()));
+    .meta(options.meta.clone());
 
     Ok(Arc::new(ResolvedEndpoint {
         meta,

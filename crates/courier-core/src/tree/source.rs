@@ -72,7 +72,7 @@ pub struct SourceOptions {
     pub middleware: Vec<Middleware>,
     /// Values for path parameters, resolved before every group's.
     pub path_options: Option<PathOptions>,
-    /// The settings the layers read (`timeout`, `attempt_timeout`, `coalesce`, `retry`), under
+    /// The settings the layers read ([`LayerSettings`]), under
     /// every group's, endpoint's and call's own.
     pub settings: LayerSettings,
     /// Headers always sent.

@@ -710,3 +710,81 @@ fn a_topic_on_a_channel_served_elsewhere_is_refused() {
         .build()
         .is_ok());
 }
+
+#[test]
+fn a_groups_cache_applies_to_its_reads_under_an_endpoints_own() {
+    use crate::options::CacheOptions;
+    use crate::routes::{RouteShape, Routes};
+
+    let api = base()
+        .cache(CacheOptions::new().revalidate(300))
+        .group(
+            "users",
+            GroupDef::new()
+                .expose(true)
+                .cache(CacheOptions::new().revalidate(30))
+                .endpoint("get", HttpEndpoint::get("/users/:id"))
+                .endpoint(
+                    "fresh",
+                    HttpEndpoint::get("/users/fresh").cache(CacheOptions::new().revalidate(5)),
+                )
+                .endpoint("secret", HttpEndpoint::get("/s").sensitive_variables())
+                .endpoint("events", StreamEndpoint::get("/users/events")),
+        )
+        .group(
+            "plain",
+            GroupDef::new().endpoint("list", HttpEndpoint::get("/p")),
+        )
+        .build()
+        .unwrap();
+    let revalidate = |path: &str| {
+        let endpoint = api.endpoint(path).unwrap();
+        endpoint.meta().get_cache().and_then(|c| c.revalidate)
+    };
+    assert_eq!(revalidate("users.get"), Some(30));
+    assert_eq!(revalidate("users.fresh"), Some(5));
+    assert_eq!(revalidate("plain.list"), Some(300));
+    // A call's own wins over the endpoint's.
+    let call = crate::CallOptions::new().cache(CacheOptions::new().revalidate(1));
+    let meta = api
+        .endpoint("users.get")
+        .unwrap()
+        .meta()
+        .with_call(Some(&call));
+    assert_eq!(meta.get_cache().and_then(|c| c.revalidate), Some(1));
+
+    // The routes record reads the same value: a read cached by its group goes as GET, one with
+    // sensitive variables does not, a stream is a stream.
+    let routes = Routes::from_api("demo", &api);
+    assert_eq!(
+        routes.endpoints["users.get"],
+        RouteShape::Query { get: true }
+    );
+    assert_eq!(
+        routes.endpoints["users.secret"],
+        RouteShape::Query { get: false }
+    );
+    assert_eq!(routes.endpoints["users.events"], RouteShape::Sse);
+}
+
+#[test]
+fn a_stream_or_channel_with_a_cache_of_its_own_is_refused() {
+    use crate::options::CacheOptions;
+
+    let endpoints: [crate::EndpointDef; 2] = [
+        StreamEndpoint::get("/events")
+            .cache(CacheOptions::new())
+            .into(),
+        ChannelEndpoint::connect("/chat")
+            .cache(CacheOptions::new())
+            .into(),
+    ];
+    for endpoint in endpoints {
+        let e = err(base()
+            .group("live", GroupDef::new().endpoint("it", endpoint))
+            .build());
+        assert_eq!(e.code(), ErrorCode::InvalidOption);
+        assert_eq!(e.path(), Some("live.it.cache"));
+        assert!(e.to_string().contains("a stream's events"), "{e}");
+    }
+}

@@ -1,6 +1,6 @@
 use super::view::{Endpoint, HttpCall, Mode, Scope};
 use crate::body::BoxError;
-use crate::options::{CacheOptions, ResponseType};
+use crate::options::ResponseType;
 use crate::tree::endpoint::{HttpEndpoint, WireCall};
 use crate::tree::meta::Kind;
 use crate::{Dispatch, GroupDef};
@@ -76,12 +76,6 @@ impl<R, V, K> Http<R, V, K> {
     /// Declares the response type.
     pub fn response<T>(self) -> Http<T, V, K> {
         self.retype()
-    }
-
-    /// See [`HttpEndpoint::cache`].
-    #[must_use]
-    pub fn cache(self, cache: CacheOptions) -> Self {
-        self.map(|d| d.cache(cache))
     }
 
     /// See [`HttpEndpoint::sensitive_variables`].

@@ -368,7 +368,7 @@ async fn by_default_an_endpoints_cache_options_decide() {
         request
     };
     let cached =
-        EndpointMeta::new("users.get", Kind::Query).cache(Some(CacheOptions::new().revalidate(60)));
+        EndpointMeta::new("users.get", Kind::Query).cache(CacheOptions::new().revalidate(60));
 
     send(&service, meta(cached.clone())).await;
     assert_eq!(send(&service, meta(cached.clone())).await.1, "call 1");
@@ -378,7 +378,7 @@ async fn by_default_an_endpoints_cache_options_decide() {
         None,
         Some(
             EndpointMeta::new("users.update", Kind::Mutation)
-                .cache(Some(CacheOptions::new().revalidate(60))),
+                .cache(CacheOptions::new().revalidate(60)),
         ),
         Some(cached.clone().sensitive(true)),
     ] {

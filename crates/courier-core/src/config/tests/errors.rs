@@ -492,9 +492,34 @@ fn deep_nesting_is_an_error_or_a_tree_never_a_crash() {
     .unwrap_err();
     assert_eq!(err.code(), ErrorCode::ConfigSyntax);
 
-    // The deepest a file can nest: a header at the cap, a dotted key at the cap inside it.
+    // The deepest TOML lets a file nest — a header at the cap, a dotted key at the cap inside
+    // it — is refused before it is read, at the first table too deep.
     let header: String = (0..38).map(|i| format!(".groups.g{i}")).collect();
     let dotted: String = (0..38).map(|i| format!("groups.h{i}.")).collect();
+    let text = format!(
+        "[sources.demo]\nbase_url = \"http://api.example\"\n\
+         [sources.demo{header}]\n{dotted}endpoints.e = {{ get = \"\" }}\n"
+    );
+    let err = Config::from_toml_str(&text).unwrap_err();
+    assert_eq!(err.code(), ErrorCode::ConfigInvalid, "{err}");
+    assert!(err.to_string().contains("more than 72 deep"), "{err}");
+    let at = err.path().unwrap();
+    assert!(at.starts_with("sources.demo.groups.g0.groups.g1."), "{at}");
+    assert_eq!(at.matches('.').count(), 71, "{at}");
+    // So are inline tables and arrays nested as deep.
+    let inline = format!("x = {}1{}\n", "[".repeat(100), "]".repeat(100));
+    let err = Config::from_toml_str(&inline).unwrap_err();
+    assert!(
+        matches!(
+            err.code(),
+            ErrorCode::ConfigInvalid | ErrorCode::ConfigSyntax
+        ),
+        "{err}"
+    );
+
+    // Groups thirty deep, what the cap leaves room for, load.
+    let header: String = (0..15).map(|i| format!(".groups.g{i}")).collect();
+    let dotted: String = (0..15).map(|i| format!("groups.h{i}.")).collect();
     let text = format!(
         "[sources.demo]\nbase_url = \"http://api.example\"\n\
          [sources.demo{header}]\n{dotted}endpoints.e = {{ get = \"\" }}\n"

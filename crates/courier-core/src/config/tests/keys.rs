@@ -1,6 +1,7 @@
 //! Every key of the file reaches the tree.
 
-use super::{load, with_endpoint, EXAMPLE};
+use super::{fails, load, with_endpoint, EXAMPLE};
+use crate::error::ErrorCode;
 use crate::options::{CacheOptions, HeaderToggle, ResponseType, RetryPolicy, SessionMode};
 use crate::settings::RetrySetting;
 use crate::tree::endpoint::Topic;
@@ -491,6 +492,35 @@ fn deduplicate_and_the_cache_times_reach_the_tree() {
     assert_eq!(
         endpoint.meta().get_cache().and_then(|c| c.revalidate),
         Some(60)
+    );
+}
+
+#[test]
+fn a_cache_at_the_source_or_a_group_reaches_their_reads() {
+    let text = with_endpoint("get = \"/:id\"\n")
+        .replace(
+            "[sources.demo]\n",
+            "[sources.demo]\ncache = { revalidate = 300 }\n",
+        )
+        .replace(
+            "prefix = \"/users\"\n",
+            "prefix = \"/users\"\ncache = { revalidate = 30 }\n",
+        );
+    let config = load(&text);
+    let endpoint = config
+        .source("demo")
+        .unwrap()
+        .endpoint("users.get")
+        .unwrap();
+    assert_eq!(
+        endpoint.meta().get_cache().and_then(|c| c.revalidate),
+        Some(30)
+    );
+    let text = with_endpoint("stream = \"/events\"\ncache = { revalidate = 30 }\n");
+    fails(
+        &text,
+        ErrorCode::ConfigInvalid,
+        "sources.demo.groups.users.endpoints.get.cache",
     );
 }
 

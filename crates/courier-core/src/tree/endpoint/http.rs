@@ -44,7 +44,6 @@ pub struct HttpEndpoint {
     kind: Kind,
     sensitive: bool,
     stream: bool,
-    cache: Option<CacheOptions>,
     response_type: Option<ResponseType>,
     pub(crate) options: EndpointOptions,
 }
@@ -129,7 +128,6 @@ impl HttpEndpoint {
             kind,
             sensitive: false,
             stream: false,
-            cache: None,
             response_type: None,
             options: EndpointOptions::default(),
         }
@@ -139,14 +137,6 @@ impl HttpEndpoint {
     #[must_use]
     pub fn reads(mut self) -> Self {
         self.kind = Kind::Query;
-        self
-    }
-
-    /// Declares caching; a cached read without sensitive variables may go as GET through the
-    /// proxy.
-    #[must_use]
-    pub fn cache(mut self, cache: CacheOptions) -> Self {
-        self.cache = Some(cache);
         self
     }
 
@@ -197,9 +187,10 @@ impl HttpEndpoint {
         self.stream
     }
 
-    /// The declared caching.
+    /// The endpoint's own caching (`.cache()`); its groups' or source's may apply too (a
+    /// resolved endpoint's [`meta`](crate::ResolvedEndpoint::meta) says which does).
     pub fn cache_options(&self) -> Option<&CacheOptions> {
-        self.cache.as_ref()
+        self.options.settings.cache.as_ref()
     }
 
     /// The endpoint's own response type, if set.

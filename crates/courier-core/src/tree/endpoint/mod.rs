@@ -25,16 +25,15 @@ use crate::transport::Middleware;
 use serde_json::{Map, Value};
 
 /// Options every head shares: `.expose()`, `.headers()`, the [`LayerSettings`] (`.timeout()`,
-/// `.attempt_timeout()`, `.coalesce()`, `.retry()`), `.meta()`, `.layer()`, `session` and
-/// `forward`.
+/// `.coalesce()`, `.cache()`, …), `.meta()`, `.layer()`, `session` and `forward`.
 #[derive(Clone, Debug)]
 pub struct EndpointOptions {
     /// `Some(true)` when `.expose()`d; `None` defers to the nearest group, then the source.
     pub expose: Option<bool>,
     /// Header names added to the source's allowed headers for this endpoint.
     pub headers: Vec<String>,
-    /// The settings the layers read (`timeout`, `attempt_timeout`, `coalesce`, `retry`): over its
-    /// groups' and the source's, under a call's own.
+    /// The settings the layers read ([`LayerSettings`]): over its groups' and the source's,
+    /// under a call's own.
     pub settings: LayerSettings,
     /// Free-form metadata, readable by layers.
     pub meta: Map<String, Value>,
@@ -65,7 +64,7 @@ impl Default for EndpointOptions {
 /// head), `[$g, …]` the typed head's type parameters.
 macro_rules! common_builders {
     ([$($g:ident),*] $ty:ty; $this:ident => $place:expr) => {
-        // `timeout`, `attempt_timeout`, `coalesce`, `retry`: the endpoint's, over its groups'
+        // The layer settings: the endpoint's, over its groups'
         // and the source's, under a call's own.
         $crate::settings::layer_settings!(level_setters([$($g),*] $ty; $this => $place.settings));
 
