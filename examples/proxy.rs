@@ -1,6 +1,6 @@
 //! The browser-facing half, end to end on 127.0.0.1: a backend, an app server that mounts
 //! courier's proxy route in front of it, the routes record written from the endpoints marked
-//! `.expose()`, and a `ProxyCaller` making the same typed calls a page would — a cached read
+//! `.expose(true)`, and a `ProxyCaller` making the same typed calls a page would — a cached read
 //! (GET), a write (POST), a file upload (multipart), a per-call timeout sent to the proxy, a
 //! call the routes do not allow (refused before sending) and one the proxy refuses.
 //!

@@ -76,7 +76,7 @@ fn demo_api(base_url: &str) -> Result<courier::Api<Demo>, ConfigurationError> {
     .prefix("/:id/posts");
     let users = Group::new(Users {
         get: endpoint().get("/:id"),
-        create: endpoint().post("").expose(),
+        create: endpoint().post("").expose(true),
         search: endpoint().get("/search"),
         posts,
     })

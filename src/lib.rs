@@ -31,7 +31,7 @@
 //! pub fn api() -> Result<Api<Example>, courier::ConfigurationError> {
 //!     let users = Group::new(Users {
 //!         get: endpoint().get("/:id"),
-//!         create: endpoint().post("").expose(),
+//!         create: endpoint().post("").expose(true),
 //!     })
 //!     .prefix("/users");
 //!     ApiDef::builder()

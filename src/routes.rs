@@ -29,7 +29,7 @@
 //!
 //! /// The API, as the server builds it too (with its `base_url`).
 //! pub fn api(builder: ApiBuilder) -> Result<Api<Example>, ConfigurationError> {
-//!     let users = Group::new(Users { get: endpoint().get("/:id").expose() }).prefix("/users");
+//!     let users = Group::new(Users { get: endpoint().get("/:id").expose(true) }).prefix("/users");
 //!     builder.build_typed(Example { users })
 //! }
 //!

@@ -144,7 +144,7 @@ fn users() -> Group<Users> {
     Group::new(Users {
         get: endpoint().get("/:id"),
         me: endpoint().get("/me"),
-        create: endpoint().post("").expose(),
+        create: endpoint().post("").expose(true),
         search: endpoint().post("/search").reads(),
         by_email: endpoint().get("/by-email/:email"),
         r#type: endpoint().get("/type"),
@@ -372,7 +372,7 @@ fn kinds_and_exposure_come_from_the_definitions() {
 
     assert!(
         endpoint("users.create").is_exposed(),
-        "the endpoint's own `.expose()`"
+        "the endpoint's own `.expose(true)`"
     );
     assert!(!endpoint("users.get").is_exposed());
     assert!(

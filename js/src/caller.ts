@@ -270,7 +270,7 @@ function dispatch(context: Context, segments: readonly string[], view: View, var
     return Promise.reject(
       new ConfigurationError(
         "ENDPOINT_NOT_IN_ROUTES",
-        `\`${path}\` is not in the routes of source \`${settings.source}\`: mark it \`.expose()\` on the server ` +
+        `\`${path}\` is not in the routes of source \`${settings.source}\`: mark it \`.expose(true)\` on the server ` +
           "(`expose = true` in courier.toml) and write the routes module again",
         path,
       ),

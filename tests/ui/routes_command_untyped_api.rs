@@ -14,7 +14,7 @@ pub struct Example {
 }
 
 fn main() {
-    let users = Group::new(Users { get: endpoint().get("/:id").expose() });
+    let users = Group::new(Users { get: endpoint().get("/:id").expose(true) });
     let api = ApiDef::builder()
         .for_routes()
         .build_typed(Example { users })

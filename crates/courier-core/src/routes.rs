@@ -1,5 +1,5 @@
 //! The routes record (the browser package's `RoutesRecord`): which endpoints a page may call
-//! through the proxy and how each is reached, written from the endpoints marked `.expose()`.
+//! through the proxy and how each is reached, written from the endpoints marked `.expose(true)`.
 //!
 //! ```
 //! use courier::routes::{RouteShape, Routes};
@@ -512,9 +512,9 @@ mod tests {
                         HttpEndpoint::get("/s")
                             .cache(CacheOptions::new())
                             .sensitive_variables()
-                            .expose(),
+                            .expose(true),
                     )
-                    .endpoint("put", HttpEndpoint::put("/p").expose())
+                    .endpoint("put", HttpEndpoint::put("/p").expose(true))
                     .endpoint("hidden", HttpEndpoint::get("/h")),
             )
             .build()

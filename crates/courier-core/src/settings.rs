@@ -5,9 +5,10 @@ use crate::error::{ConfigurationError, ErrorCode};
 use crate::options::RetryPolicy;
 use std::time::Duration;
 
-/// The list of settings, each once: its docs, its name and its getter's, its type, and its key
-/// in a config file with the type the file writes it as. `$then!` is called with `($args)` and
-/// the list.
+/// The list of settings, each once: its docs, its name and its getter's, its type, its key in
+/// a config file with the type the file writes it as, and the levels that set it: `every` (the
+/// source, groups, endpoints and calls) or `tree` (the source, groups and endpoints: a fact of
+/// the endpoint, not a call's to change). `$then!` is called with `($args)` and the list.
 macro_rules! layer_settings {
     ($then:ident $(($($args:tt)*))?) => {
         $crate::settings::$then! {
@@ -15,24 +16,31 @@ macro_rules! layer_settings {
             /// The deadline of the whole call: every attempt, the waits between them, and the
             /// reading of a buffered response body. Past it the call fails with a timeout that
             /// says how many attempts were made. `TimeoutLayer` reads it.
-            timeout, get_timeout: ::std::time::Duration [timeout_ms: $crate::settings::Millis],
+            timeout, get_timeout: ::std::time::Duration [timeout_ms: $crate::settings::Millis]
+                in every,
             /// A bound on each attempt, inside the call's deadline: an attempt past it is cut
             /// short and counts as a network failure, which the retry policy may send again.
             /// None by default. `TimeoutLayer::per_attempt` reads it.
             attempt_timeout, get_attempt_timeout: ::std::time::Duration
-                [attempt_timeout_ms: $crate::settings::Millis],
+                [attempt_timeout_ms: $crate::settings::Millis] in every,
             /// Whether identical reads in flight share one upstream call; writes never do. On
             /// by default. `CoalesceLayer` reads it.
-            coalesce, get_coalesce: bool [coalesce: bool],
+            coalesce, get_coalesce: bool [coalesce: bool] in every,
             /// How failed attempts are sent again: a [`RetryPolicy`](crate::RetryPolicy), or
             /// `false` for never; unset, the client's default policy. `RetryLayer` reads it.
-            retry, get_retry: $crate::RetrySetting [retry: $crate::config::raw::RawRetry],
+            retry, get_retry: $crate::RetrySetting [retry: $crate::config::raw::RawRetry] in every,
             /// How long a read's successful answers are kept
             /// ([`CacheOptions`](crate::options::CacheOptions)); a cached read without sensitive
             /// variables may go as GET through the proxy. Unset, nothing is kept. Writes,
             /// streams and channels are never cached (a stream or channel that sets its own is
             /// refused). `CacheLayer` reads it.
-            cache, get_cache: $crate::options::CacheOptions [cache: $crate::options::CacheOptions],
+            cache, get_cache: $crate::options::CacheOptions
+                [cache: $crate::options::CacheOptions] in every,
+            /// Whether a browser may call the endpoint through the proxy. Off by default: an
+            /// endpoint is reached from a page only when it, a group around it or its source
+            /// says `expose(true)`, and `expose(false)` nearer hides it again. The proxy and the
+            /// routes record read it.
+            expose, get_expose: bool [expose: bool] in tree,
         }
     };
 }
@@ -51,10 +59,11 @@ impl From<Millis> for Duration {
 
 /// Writes [`LayerSettings`] from the list.
 macro_rules! settings_struct {
-    (() $( $(#[$doc:meta])* $name:ident, $get:ident: $ty:ty [$key:ident: $raw:ty], )*) => {
-        /// The settings courier's layers read about a call, which every level can set — source,
-        /// group, endpoint, call — and a config file at each of its levels, as one value of
-        /// optional fields with one merge.
+    (() $( $(#[$doc:meta])* $name:ident, $get:ident: $ty:ty [$key:ident: $raw:ty] in $scope:ident, )*) => {
+        /// The settings courier's layers and proxy read about a call, which every level can set
+        /// — source, group, endpoint, call — and a config file at each of its levels, as one
+        /// value of optional fields with one merge. A few are facts of the endpoint, not a
+        /// call's to change (`expose`): they have no setter on `CallOptions`.
         ///
         /// Each setting is declared once, in the list of `courier-core`'s `layer_settings!`;
         /// from that list come the fields, the getters, the merge, every level's setter of the
@@ -160,16 +169,11 @@ layer_settings!(settings_struct);
 /// (an expression of `$this`, the level; `[$g, …]` its type parameters, for the typed heads),
 /// and `settings(..)`, which sets several at once (the given ones over what is there).
 macro_rules! level_setters {
-    (([$($g:ident),*] $ty:ty; $this:ident => $place:expr) $( $(#[$doc:meta])* $name:ident, $get:ident: $vty:ty [$key:ident: $raw:ty], )*) => {
+    (([$($g:ident),*] $ty:ty; $this:ident => $place:expr; $level:ident) $( $(#[$doc:meta])* $name:ident, $get:ident: $vty:ty [$key:ident: $raw:ty] in $scope:ident, )*) => {
         impl<$($g),*> $ty {
             $(
-                $(#[$doc])*
-                #[must_use = "the setting is on the value returned"]
-                pub fn $name(mut self, value: impl Into<$vty>) -> Self {
-                    let $this = &mut self;
-                    let settings = ::std::mem::take(&mut $place);
-                    $place = settings.$name(value);
-                    self
+                $crate::settings::level_setter! {
+                    $level $scope ($this => $place) $(#[$doc])* $name: $vty
                 }
             )*
 
@@ -185,10 +189,27 @@ macro_rules! level_setters {
 }
 pub(crate) use level_setters;
 
+/// One setting's builder method on a level of kind `call` or `tree`, or none: a `tree` setting
+/// has none on a call.
+macro_rules! level_setter {
+    (call tree $($rest:tt)*) => {};
+    ($level:ident $scope:ident ($this:ident => $place:expr) $(#[$doc:meta])* $name:ident: $vty:ty) => {
+        $(#[$doc])*
+        #[must_use = "the setting is on the value returned"]
+        pub fn $name(mut self, value: impl Into<$vty>) -> Self {
+            let $this = &mut self;
+            let settings = ::std::mem::take(&mut $place);
+            $place = settings.$name(value);
+            self
+        }
+    };
+}
+pub(crate) use level_setter;
+
 /// Writes a config file's table struct with, besides its own fields, every setting's key, and
 /// `layer_settings()`, which reads them.
 macro_rules! raw_with_settings {
-    (($(#[$meta:meta])* $vis:vis struct $raw_ty:ident { $($body:tt)* }) $( $(#[$doc:meta])* $name:ident, $get:ident: $vty:ty [$key:ident: $raw:ty], )*) => {
+    (($(#[$meta:meta])* $vis:vis struct $raw_ty:ident { $($body:tt)* }) $( $(#[$doc:meta])* $name:ident, $get:ident: $vty:ty [$key:ident: $raw:ty] in $scope:ident, )*) => {
         $(#[$meta])*
         $vis struct $raw_ty {
             $($body)*

@@ -46,7 +46,7 @@ pub(crate) fn address(
         .ok_or_else(|| {
             Refusal::NotInRoutes(format!(
                 "`{group}.{name}` is not exposed by `{source}`: a browser reaches only what the \
-                 definition marks `.expose()` (or a group's `.expose(true)`; `expose = true` in a \
+                 definition marks `.expose(true)` (or a group's `.expose(true)`; `expose = true` in a \
                  config file)"
             ))
         })?;

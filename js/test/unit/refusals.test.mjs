@@ -80,7 +80,7 @@ describe("ENDPOINT_NOT_IN_ROUTES", () => {
       refusedWith(
         "ENDPOINT_NOT_IN_ROUTES",
         "nope.x",
-        "`nope.x` is not in the routes of source `demo`: mark it `.expose()` on the server " +
+        "`nope.x` is not in the routes of source `demo`: mark it `.expose(true)` on the server " +
           "(`expose = true` in courier.toml) and write the routes module again",
       ),
     );

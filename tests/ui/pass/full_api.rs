@@ -82,7 +82,7 @@ pub fn api() -> Result<Api<Example>, ConfigurationError> {
     let users = Group::new(Users {
         get: endpoint().get("/:id"),
         me: endpoint().get("/me"),
-        create: endpoint().post("").expose(),
+        create: endpoint().post("").expose(true),
         search: endpoint().post("/search").reads(),
         r#type: endpoint().get("/type"),
         events: stream().get("/events"),

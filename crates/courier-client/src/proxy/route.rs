@@ -130,7 +130,7 @@ impl Route {
             return Err(ConfigurationError::new(
                 ErrorCode::EndpointNotInRoutes,
                 format!(
-                    "`{path}` is not in the routes of source `{}`: mark it `.expose()` \
+                    "`{path}` is not in the routes of source `{}`: mark it `.expose(true)` \
                      (`expose = true` in a config file) and write the routes again \
                      (`courier routes`, or the app's routes binary)",
                     self.source

@@ -73,7 +73,7 @@ impl std::fmt::Debug for UploadProgress {
 }
 
 // The layer settings: this call's, over its endpoint's.
-crate::settings::layer_settings!(level_setters([] CallOptions; this => this.settings));
+crate::settings::layer_settings!(level_setters([] CallOptions; this => this.settings; call));
 
 impl CallOptions {
     /// No options set.

@@ -21,13 +21,6 @@ const VERBS: [&str; 9] = [
 macro_rules! shared_options {
     ($endpoint:expr, $raw:expr, $at:expr) => {{
         let mut endpoint = $endpoint.settings($raw.layer_settings());
-        if let Some(expose) = $raw.expose {
-            endpoint = if expose {
-                endpoint.expose()
-            } else {
-                endpoint.exposed(false)
-            };
-        }
         if let Some(headers) = $raw.headers {
             endpoint = endpoint.headers(headers);
         }

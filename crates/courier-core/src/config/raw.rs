@@ -74,7 +74,6 @@ pub(super) struct RawSource {
     pub(super) path_options: Option<toml::Table>,
     pub(super) session: Option<SessionOptions>,
     pub(super) forward: Option<ForwardOptions>,
-    pub(super) expose: Option<bool>,
     pub(super) transport: Option<RawTransport>,
     #[serde(default)]
     pub(super) groups: BTreeMap<String, RawGroup>,
@@ -106,7 +105,6 @@ crate::settings::layer_settings!(raw_with_settings(
 #[serde(deny_unknown_fields)]
 pub(super) struct RawGroup {
     pub(super) prefix: Option<String>,
-    pub(super) expose: Option<bool>,
     pub(super) path_options: Option<toml::Table>,
     pub(super) transport: Option<RawTransport>,
     #[serde(default)]
@@ -144,7 +142,6 @@ pub(super) struct RawEndpoint {
     pub(super) topic: Option<Vec<String>>,
 
     // Every head.
-    pub(super) expose: Option<bool>,
     pub(super) headers: Option<Vec<String>>,
     pub(super) meta: Option<toml::Table>,
     pub(super) session: Option<SessionMode>,

@@ -70,9 +70,6 @@ pub(super) fn source(
     if let Some(forward) = raw.forward {
         api = api.forward(forward);
     }
-    if let Some(expose) = raw.expose {
-        api = api.expose(expose);
-    }
     if let Some(transport) = raw.transport {
         api = api.dispatcher(dispatcher(transport, &at.key("transport"), base)?);
     }
@@ -141,9 +138,6 @@ fn group(
     let mut def = GroupDef::new().settings(raw.layer_settings());
     if let Some(prefix) = raw.prefix {
         def = def.prefix(prefix);
-    }
-    if let Some(expose) = raw.expose {
-        def = def.expose(expose);
     }
     if let Some(values) = raw.path_options {
         def = def.path_options(path_options(values, &at.key("path_options"))?);

@@ -34,7 +34,7 @@ pub struct ApiBuilder {
 
 // The layer settings: the source's, under every group's,
 // endpoint's and call's own.
-crate::settings::layer_settings!(level_setters([] ApiBuilder; this => this.options.settings));
+crate::settings::layer_settings!(level_setters([] ApiBuilder; this => this.options.settings; tree));
 
 impl ApiBuilder {
     /// Builds the definition for its routes only, which need the API's shape and not its
@@ -170,12 +170,6 @@ impl ApiBuilder {
     /// Carries headers from a served request.
     pub fn forward(mut self, forward: ForwardOptions) -> Self {
         self.options.forward = Some(forward);
-        self
-    }
-
-    /// Exposes the source's endpoints to the proxy unless a group or endpoint says otherwise.
-    pub fn expose(mut self, expose: bool) -> Self {
-        self.options.expose = expose;
         self
     }
 

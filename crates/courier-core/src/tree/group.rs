@@ -32,7 +32,6 @@ use std::collections::BTreeMap;
 pub struct GroupDef {
     pub(crate) prefix: String,
     pub(crate) path_options: Option<PathOptions>,
-    pub(crate) expose: Option<bool>,
     pub(crate) transport: TransportOptions,
     pub(crate) settings: LayerSettings,
     pub(crate) endpoints: BTreeMap<String, EndpointDef>,
@@ -41,7 +40,7 @@ pub struct GroupDef {
 
 // The layer settings: the group's, under its nested groups' and
 // endpoints' own.
-crate::settings::layer_settings!(level_setters([] GroupDef; this => this.settings));
+crate::settings::layer_settings!(level_setters([] GroupDef; this => this.settings; tree));
 
 impl GroupDef {
     /// An empty group with no prefix.
@@ -60,14 +59,6 @@ impl GroupDef {
     #[must_use]
     pub fn path_options(mut self, options: PathOptions) -> Self {
         self.path_options = Some(options);
-        self
-    }
-
-    /// Whether a browser may call the group through the proxy; overrides the source's value and
-    /// is overridden by a nested group's or an endpoint's.
-    #[must_use]
-    pub fn expose(mut self, expose: bool) -> Self {
-        self.expose = Some(expose);
         self
     }
 
@@ -111,7 +102,7 @@ impl GroupDef {
 
     /// The group's own exposure setting.
     pub fn exposure(&self) -> Option<bool> {
-        self.expose
+        self.settings.expose
     }
 
     /// The group's own transport settings.

@@ -90,7 +90,7 @@ struct Facts {
 }
 
 // The layer settings, as a request built by hand declares them.
-crate::settings::layer_settings!(level_setters([] EndpointMeta; this => this.settings));
+crate::settings::layer_settings!(level_setters([] EndpointMeta; this => this.settings; call));
 
 impl EndpointMeta {
     /// The facts of a call to the endpoint at `path` that reads or writes as `kind`: no timeout,

@@ -4,8 +4,8 @@
 //!   path, joined with one `/` at each joint ([`join_path`]).
 //! - **Names**: a group is named by its dotted path; names may not hold dots or be reserved.
 //! - **Path options**: the chain is the source's, then each group's outer to inner.
-//! - **Exposure**: the endpoint's own `.expose()`, else the nearest group that sets it, else the
-//!   source.
+//! - **Layer settings** (exposure among them): the endpoint's own, else the nearest group's that
+//!   sets it, else the source's ([`LayerSettings::over`]).
 //! - **Transport**: each setting from the nearest group that sets it, over the source's.
 
 use super::endpoint::{EndpointDef, HttpAddress};
@@ -77,7 +77,6 @@ pub struct ResolvedEndpoint {
     prefix: String,
     template: Option<PathTemplate>,
     path_options: Vec<PathOptions>,
-    exposed: bool,
     transport: TransportOptions,
     allowed_headers: Vec<HeaderName>,
     meta: EndpointMeta,
@@ -132,7 +131,7 @@ impl ResolvedEndpoint {
 
     /// Whether a browser may call it through the proxy.
     pub fn is_exposed(&self) -> bool {
-        self.exposed
+        self.meta.get_settings().get_expose() == Some(true)
     }
 
     /// The transport settings that apply.
@@ -163,7 +162,6 @@ struct Scope<'a> {
     path: String,
     prefix: String,
     chain: Vec<PathOptions>,
-    expose: bool,
     transport: TransportOptions,
     /// The layer settings decided so far: the source's, under each enclosing group's.
     settings: LayerSettings,
@@ -179,7 +177,6 @@ pub(crate) fn resolve_root(
         path: String::new(),
         prefix: String::new(),
         chain: source.path_options.iter().cloned().collect(),
-        expose: source.expose,
         transport: source.transport.clone(),
         settings: source.settings.clone(),
     };
@@ -218,7 +215,6 @@ fn resolve_group(
         path: path.clone(),
         prefix,
         chain,
-        expose: group.expose.unwrap_or(outer.expose),
         transport,
         settings: group.settings.over(&outer.settings),
     };
@@ -306,7 +302,6 @@ fn resolve_endpoint(
         prefix: scope.prefix.clone(),
         template,
         path_options: scope.chain.clone(),
-        exposed: options.expose.unwrap_or(scope.expose),
         transport: scope.transport.clone(),
         allowed_headers,
         path,

@@ -81,9 +81,6 @@ pub struct SourceOptions {
     pub session: Option<SessionOptions>,
     /// What a call made while serving a request carries from it.
     pub forward: Option<ForwardOptions>,
-    /// Whether the source's endpoints are exposed to the proxy unless a group or endpoint says
-    /// otherwise. Default false.
-    pub expose: bool,
     /// The source's transport settings.
     pub transport: TransportOptions,
     /// Aborts every call of the source when cancelled; a call's own signal aborts that call
@@ -118,7 +115,6 @@ impl Default for SourceOptions {
             headers: HeaderMap::new(),
             session: None,
             forward: None,
-            expose: false,
             transport: TransportOptions::default(),
             signal: None,
         }

@@ -465,13 +465,13 @@ fn exposure_is_decided_by_the_nearest_level() {
             GroupDef::new()
                 .expose(true)
                 .endpoint("inherits", HttpEndpoint::get(""))
-                .endpoint("hidden", HttpEndpoint::get("").exposed(false))
+                .endpoint("hidden", HttpEndpoint::get("").expose(false))
                 .group(
                     "closed",
                     GroupDef::new()
                         .expose(false)
                         .endpoint("inherits", HttpEndpoint::get(""))
-                        .endpoint("own", HttpEndpoint::get("").expose()),
+                        .endpoint("own", HttpEndpoint::get("").expose(true)),
                 )
                 .group(
                     "silent",

@@ -187,7 +187,7 @@ fn find<C: Dispatch>(
             ErrorCode::EndpointNotInRoutes,
             format!(
                 "`{path}` is not an endpoint this caller can reach: a proxy caller reaches what \
-                 its routes name; mark it `.expose()` (`expose = true` in a config file) and \
+                 its routes name; mark it `.expose(true)` (`expose = true` in a config file) and \
                  write the routes again"
             ),
         )

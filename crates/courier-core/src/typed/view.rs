@@ -152,7 +152,7 @@ impl<'a, C, M> Scope<'a, C, M> {
                 ErrorCode::EndpointNotInRoutes,
                 format!(
                     "`{path}` is not an endpoint this caller can reach: a proxy caller reaches \
-                     what its routes name; mark it `.expose()` (`expose = true` in a config \
+                     what its routes name; mark it `.expose(true)` (`expose = true` in a config \
                      file) and write the routes again"
                 ),
             )

@@ -51,7 +51,7 @@ fn the_example_loads_with_every_source_key() {
         fixed(demo.path_options.as_ref().unwrap()),
         json!({ "tenant": "acme" })
     );
-    assert!(!demo.expose);
+    assert_eq!(demo.settings.get_expose(), None);
     assert!(demo.transport.dispatcher.is_none());
 
     let session = demo.session.as_ref().unwrap();
@@ -132,7 +132,7 @@ fn the_example_resolves_templates_exposure_and_path_options() {
     let http = create.definition().as_http().unwrap();
     assert_eq!(http.kind(), Kind::Mutation);
     assert!(!http.is_sensitive());
-    assert_eq!(http.options().expose, Some(true));
+    assert_eq!(http.options().settings.get_expose(), Some(true));
     assert_eq!(http.options().session, SessionMode::Unguarded);
     assert!(!http.options().forward);
 
@@ -236,7 +236,7 @@ fn shared_keys_reach_every_head() {
             .endpoint("users.get")
             .unwrap();
         let options = endpoint.definition().options();
-        assert_eq!(options.expose, Some(false), "{verb}");
+        assert_eq!(options.settings.get_expose(), Some(false), "{verb}");
         assert!(!endpoint.is_exposed());
         assert_eq!(options.headers, ["x-a", "x-b"]);
         assert_eq!(
@@ -320,7 +320,7 @@ fn session_modes_and_exposure_resolve_nearest_first() {
     let config = load(text);
     let demo = config.source("demo").unwrap();
     let exposed = |path: &str| demo.endpoint(path).unwrap().is_exposed();
-    assert!(demo.options().expose);
+    assert_eq!(demo.options().settings.get_expose(), Some(true));
     assert!(exposed("open.a"));
     assert!(!exposed("open.hidden"));
     assert!(!exposed("closed.b"));
@@ -374,7 +374,7 @@ fn defaults_apply_when_keys_are_absent() {
     assert!(bare.endpoints().is_empty());
     let options = bare.options();
     assert!(options.base_url.is_none() && options.session.is_none() && options.forward.is_none());
-    assert!(options.coalesces() && !options.expose);
+    assert!(options.coalesces() && options.settings.get_expose().is_none());
     assert_eq!(options.response_type, ResponseType::Json);
     assert!(options.body_serializer.is_none());
 }
@@ -431,7 +431,7 @@ fn source_scalars_other_than_the_example() {
     let config: super::super::Config = text.parse().unwrap();
     let other = config.source("other").unwrap().options();
     assert_eq!(other.response_type, ResponseType::Form);
-    assert!(!other.coalesces() && other.expose);
+    assert!(!other.coalesces() && other.settings.get_expose() == Some(true));
     assert!(
         other.body_serializer.is_none(),
         "json is the default encoder"

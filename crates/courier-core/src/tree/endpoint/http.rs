@@ -32,7 +32,7 @@ pub enum HttpAddress {
 /// let get = HttpEndpoint::get("/:id")
 ///     .cache(CacheOptions::new().revalidate(60))
 ///     .timeout(Duration::from_secs(1))
-///     .expose();
+///     .expose(true);
 /// assert!(get.is_read());
 ///
 /// let search = HttpEndpoint::post("/search").reads().sensitive_variables();

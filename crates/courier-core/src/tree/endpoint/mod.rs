@@ -24,12 +24,10 @@ use crate::settings::LayerSettings;
 use crate::transport::Middleware;
 use serde_json::{Map, Value};
 
-/// Options every head shares: `.expose()`, `.headers()`, the [`LayerSettings`] (`.timeout()`,
+/// Options every head shares: `.headers()`, the [`LayerSettings`] (`.expose(true)`, `.timeout()`,
 /// `.coalesce()`, `.cache()`, …), `.meta()`, `.layer()`, `session` and `forward`.
 #[derive(Clone, Debug)]
 pub struct EndpointOptions {
-    /// `Some(true)` when `.expose()`d; `None` defers to the nearest group, then the source.
-    pub expose: Option<bool>,
     /// Header names added to the source's allowed headers for this endpoint.
     pub headers: Vec<String>,
     /// The settings the layers read ([`LayerSettings`]): over its groups' and the source's,
@@ -48,7 +46,6 @@ pub struct EndpointOptions {
 impl Default for EndpointOptions {
     fn default() -> Self {
         Self {
-            expose: None,
             headers: Vec::new(),
             settings: LayerSettings::new(),
             meta: Map::new(),
@@ -66,26 +63,9 @@ macro_rules! common_builders {
     ([$($g:ident),*] $ty:ty; $this:ident => $place:expr) => {
         // The layer settings: the endpoint's, over its groups'
         // and the source's, under a call's own.
-        $crate::settings::layer_settings!(level_setters([$($g),*] $ty; $this => $place.settings));
+        $crate::settings::layer_settings!(level_setters([$($g),*] $ty; $this => $place.settings; tree));
 
         impl<$($g),*> $ty {
-            /// Marks the endpoint callable by a browser through the proxy, whatever its group
-            /// says.
-            #[must_use]
-            pub fn expose(mut self) -> Self {
-                let $this = &mut self;
-                $place.expose = Some(true);
-                self
-            }
-
-            /// Sets exposure explicitly; `false` hides the endpoint even in an exposed group.
-            #[must_use]
-            pub fn exposed(mut self, expose: bool) -> Self {
-                let $this = &mut self;
-                $place.expose = Some(expose);
-                self
-            }
-
             /// Adds header names to the source's allowed headers for this endpoint, in both
             /// directions through the proxy (adds, does not replace).
             #[must_use]
