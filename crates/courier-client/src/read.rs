@@ -26,16 +26,51 @@ pub(crate) enum ReadAs {
     Type(ResponseType),
 }
 
+/// What reading a call's answer obeys, taken from the call's settings before its
+/// [`EndpointMeta`] goes down the stack: its deadline ([`Reading::bound`]). A setting that
+/// bears on reading the answer is read here, once, for both clients.
+pub(crate) struct Reading {
+    deadline: Option<Deadline>,
+}
+
+impl Reading {
+    /// What reading the answer to the call `meta` describes obeys; `meta` counts its attempts
+    /// when the call has a deadline.
+    pub(crate) fn of(meta: &mut EndpointMeta) -> Self {
+        Self {
+            deadline: Deadline::of(meta),
+        }
+    }
+
+    /// `call` within the call's deadline, when it has one (see [`Deadline::bound`]).
+    pub(crate) async fn bound<T>(
+        &self,
+        call: impl Future<Output = Result<T, Error>>,
+    ) -> Result<T, Error> {
+        match &self.deadline {
+            None => call.await,
+            Some(deadline) => Box::pin(deadline.bound(call)).await,
+        }
+    }
+
+    /// Notes that the response head came: a deadline that runs out from now on says the body
+    /// was still arriving.
+    pub(crate) fn head_came(&self) {
+        Deadline::head_came(self.deadline.as_ref());
+    }
+}
+
 /// `response` to a call of `endpoint`, judged and read: a status of 400 or more is an
 /// [`HttpError`] with the body read; otherwise the body is read whole as `read_as` says, or
-/// handed over unread to a streaming type, and becomes `R`. (The call's [`Deadline`] bounds the
-/// reading, around this.)
+/// handed over unread to a streaming type, and becomes `R`. (The call's deadline bounds the
+/// reading, around this: [`Reading::bound`].)
 pub(crate) async fn response<R: FromResponse>(
     api: &ApiDef,
     endpoint: &ResolvedEndpoint,
     response: Response<Body>,
     head: bool,
     read_as: ReadAs,
+    _reading: &Reading,
 ) -> Result<HttpResponse<R>, Error> {
     let (parts, body) = response.into_parts();
     if parts.status.as_u16() >= 400 {

@@ -3,7 +3,7 @@
 
 use crate::error::Error;
 use crate::opener::{handshake_request, Opener};
-use crate::read::{self, Deadline, ReadAs};
+use crate::read::{self, ReadAs, Reading};
 use crate::transport::{Transport, TransportCache, TransportService};
 use courier_core::context::ServedRequest;
 use courier_core::encode::Variables;
@@ -511,21 +511,19 @@ impl Client {
         let mut request = self.request(endpoint, variables, options).await?;
         let head = request.method() == Method::HEAD;
         let mut meta = endpoint.meta().with_call(options);
-        let deadline = Deadline::of(&mut meta);
+        let reading = Reading::of(&mut meta);
         request.extensions_mut().insert(meta);
         crate::progress::watch_upload(&mut request, options);
         // Named by the error of a call that failed, with the endpoint.
         let (method, uri) = (request.method().clone(), request.uri().clone());
         let answer = async {
             let response = self.down_the_stack(endpoint, options, request).await?;
-            Deadline::head_came(deadline.as_ref());
+            reading.head_came();
             let api = &self.inner.api;
-            read::response(api, endpoint, response, head, ReadAs::Definition).await
+            let read_as = ReadAs::Definition;
+            read::response(api, endpoint, response, head, read_as, &reading).await
         };
-        let answered = match &deadline {
-            None => answer.await,
-            Some(deadline) => Box::pin(deadline.bound(answer)).await,
-        };
+        let answered = reading.bound(answer).await;
         answered.map_err(|e| e.with_request(method, uri))
     }
 }
@@ -639,14 +637,11 @@ impl Client {
         handshake_request(&mut request, headers, param)?;
         let mut meta = endpoint.meta().with_call(options);
         // The deadline bounds the answer's head; its body streams on.
-        let deadline = Deadline::of(&mut meta);
+        let reading = Reading::of(&mut meta);
         request.extensions_mut().insert(meta);
         let (method, uri) = (request.method().clone(), request.uri().clone());
         let head = self.down_the_stack(endpoint, options, request);
-        let answered = match &deadline {
-            None => head.await,
-            Some(deadline) => Box::pin(deadline.bound(head)).await,
-        };
+        let answered = reading.bound(head).await;
         answered.map_err(|e| e.with_request(method, uri))
     }
 

@@ -5,7 +5,7 @@ use super::cookies::Jar;
 use super::route::Route;
 use crate::error::Error;
 use crate::opener::{handshake_request, Opener};
-use crate::read::{self, Deadline};
+use crate::read::{self, Reading};
 use crate::transport::{TransportCache, TransportService};
 use courier_core::encode::Variables;
 use courier_core::{
@@ -151,19 +151,17 @@ impl ProxyClient {
         let route = &self.inner.route;
         let mut request = route.request(endpoint, variables, options)?;
         let mut meta = route.meta(endpoint, options);
-        let deadline = Deadline::of(&mut meta);
+        let reading = Reading::of(&mut meta);
         request.extensions_mut().insert(meta);
         crate::progress::watch_upload(&mut request, options);
         let answer = async {
             let response = self.dispatch(request, options).await?;
-            Deadline::head_came(deadline.as_ref());
+            reading.head_came();
             let read_as = route.read_as(response.headers());
-            read::response(&self.inner.api, endpoint, response, false, read_as).await
+            let api = &self.inner.api;
+            read::response(api, endpoint, response, false, read_as, &reading).await
         };
-        match &deadline {
-            None => answer.await,
-            Some(deadline) => Box::pin(deadline.bound(answer)).await,
-        }
+        reading.bound(answer).await
     }
 
     /// Sends `request` through the caller's stack: over the call's own transport when its
@@ -253,13 +251,10 @@ impl Opener for ProxyClient {
                 let mut request = route.request(endpoint, variables, options)?;
                 handshake_request(&mut request, headers, param)?;
                 let mut meta = route.meta(endpoint, options);
-                let deadline = Deadline::of(&mut meta);
+                // The deadline bounds the answer's head; its body streams on.
+                let reading = Reading::of(&mut meta);
                 request.extensions_mut().insert(meta);
-                let head = self.dispatch(request, options);
-                match &deadline {
-                    None => head.await,
-                    Some(deadline) => Box::pin(deadline.bound(head)).await,
-                }
+                reading.bound(self.dispatch(request, options)).await
             };
             opened.await.map_err(|e| e.with_endpoint(endpoint.path()))
         })
