@@ -31,6 +31,8 @@ pub(crate) enum ReadAs {
 /// bears on reading the answer is read here, once, for both clients.
 pub(crate) struct Reading {
     deadline: Option<Deadline>,
+    /// The call's `response_limit`.
+    limit: Option<u64>,
 }
 
 impl Reading {
@@ -38,6 +40,7 @@ impl Reading {
     /// when the call has a deadline.
     pub(crate) fn of(meta: &mut EndpointMeta) -> Self {
         Self {
+            limit: meta.get_settings().get_response_limit(),
             deadline: Deadline::of(meta),
         }
     }
@@ -70,11 +73,11 @@ pub(crate) async fn response<R: FromResponse>(
     response: Response<Body>,
     head: bool,
     read_as: ReadAs,
-    _reading: &Reading,
+    reading: &Reading,
 ) -> Result<HttpResponse<R>, Error> {
     let (parts, body) = response.into_parts();
     if parts.status.as_u16() >= 400 {
-        let bytes = collect(body).await?;
+        let bytes = collect(body, parts.status, reading.limit).await?;
         return Err(Error::from_http(HttpError::from_parts(
             parts.status,
             parts.headers,
@@ -86,7 +89,7 @@ pub(crate) async fn response<R: FromResponse>(
     let body = if streams {
         ResponseBody::Stream(body)
     } else {
-        let bytes = collect(body).await?;
+        let bytes = collect(body, parts.status, reading.limit).await?;
         if parts.status == StatusCode::NO_CONTENT || head {
             ResponseBody::Empty
         } else if let Some(parser) = &api.options().response_parser {
@@ -185,10 +188,22 @@ impl Deadline {
     }
 }
 
-/// Reads a buffered body whole.
-async fn collect(body: Body) -> Result<Bytes, Error> {
-    let collected = body.collect().await.map_err(Error::from_network)?;
-    Ok(collected.to_bytes())
+/// Reads a buffered body whole, or fails at the first byte past `limit` (a protocol error: the
+/// answer is not one the call can use).
+async fn collect(body: Body, status: StatusCode, limit: Option<u64>) -> Result<Bytes, Error> {
+    let Some(limit) = limit else {
+        let collected = body.collect().await.map_err(Error::from_network)?;
+        return Ok(collected.to_bytes());
+    };
+    let limited = http_body_util::Limited::new(body, usize::try_from(limit).unwrap_or(usize::MAX));
+    match limited.collect().await {
+        Ok(collected) => Ok(collected.to_bytes()),
+        Err(e) if e.is::<http_body_util::LengthLimitError>() => Err(Error::protocol(
+            status,
+            format!("the answer's body is longer than the call's response_limit of {limit} bytes"),
+        )),
+        Err(e) => Err(Error::from_network(e)),
+    }
 }
 
 /// The error for a response a stream or channel cannot use: an [`HttpError`] with the body

@@ -1,5 +1,18 @@
 //! [`LayerSettings`]: the settings courier's layers read about a call, at every level, declared
 //! once (this module's `layer_settings!` list) and merged once ([`LayerSettings::over`]).
+//!
+//! A key belongs here when the nearest level that sets it wins. Three kinds of option that
+//! several levels hold do not, and each has one place of its own instead:
+//!
+//! - **Lists a level adds to**: `allowed_headers` and an endpoint's `.headers()`, the source's
+//!   `headers`, its `middleware` and an endpoint's `.layer()`. An inner level adds to the outer
+//!   one rather than replacing it, so they are joined once, where the endpoint is resolved
+//!   (`tree/resolve.rs`).
+//! - **The transport** (`fetch`, `dispatcher`): [`TransportOptions`](crate::transport::TransportOptions)
+//!   with its own `over`, since a config file's transport names files read relative to the file.
+//! - **The session and forwarding**: the source's `session` and `forward` define the session
+//!   and what is forwarded; an endpoint's `.session(mode)` and `.forward(bool)` say whether it
+//!   takes part. One level each, read by the endpoint's meta.
 
 use crate::error::{ConfigurationError, ErrorCode};
 use crate::options::RetryPolicy;
@@ -41,6 +54,12 @@ macro_rules! layer_settings {
             /// says `expose(true)`, and `expose(false)` nearer hides it again. The proxy and the
             /// routes record read it.
             expose, get_expose: bool [expose: bool] in tree,
+            /// The most bytes a buffered answer's body may hold (an error's too): a longer one
+            /// fails the call with a protocol error as soon as the limit is passed, its
+            /// connection closed, rather than being read whole into memory. None by default;
+            /// streamed bodies (`stream_response`, streams, channels) are not buffered and not
+            /// bound by it.
+            response_limit, get_response_limit: u64 [response_limit: u64] in every,
         }
     };
 }
