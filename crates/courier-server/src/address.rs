@@ -2,9 +2,11 @@
 //! the wire (`_s`, `_g`, `_m`, `_v`), checked against what the proxy exposes.
 
 use crate::refusal::Refusal;
+use crate::wire::Wire;
 use crate::Proxy;
+use axum::extract::FromRequestParts;
 use courier_core::wire::{CallAddress, WireQuery};
-use courier_core::{ApiDef, ResolvedEndpoint};
+use courier_core::ResolvedEndpoint;
 use serde_json::Value;
 use std::sync::Arc;
 
@@ -20,35 +22,59 @@ pub(crate) fn only_get<B>(request: &axum::http::Request<B>, what: &str) -> Resul
     )))
 }
 
-/// The source a query names (`address` has checked there is one).
-pub(crate) fn source_of(query: &WireQuery) -> &str {
-    query.source()
+/// What a browser's request addresses — the first step of docs/PROTOCOL.md, in one place for
+/// calls, streams and channels: the source's client (its definition is `client.api()`), the
+/// exposed endpoint, resolved once, and the variables of the query, read off the wire's query
+/// (`_s`, `_g`, `_m`, `_v`) and checked against what the proxy exposes. The query stays for what
+/// it says besides (`_t`, `_h`).
+pub(crate) struct Addressed {
+    pub(crate) client: courier_client::Client,
+    pub(crate) endpoint: Arc<ResolvedEndpoint>,
+    pub(crate) variables: Value,
+    pub(crate) query: WireQuery,
 }
 
-/// The exposed endpoint and the variables a query addresses.
-pub(crate) fn address(
-    live: &Proxy,
-    query: &WireQuery,
-) -> Result<(ApiDef, Arc<ResolvedEndpoint>, Value), Refusal> {
-    let (address, variables) = query.address()?;
-    let CallAddress {
-        source,
-        group,
-        name,
-    } = address;
-    let api = live
-        .sources
-        .get(source)
-        .ok_or_else(|| Refusal::NotInRoutes(format!("there is no source `{source}`")))?;
-    let endpoint = api
-        .endpoint_in(group, name)
-        .filter(|e| e.is_exposed())
-        .ok_or_else(|| {
-            Refusal::NotInRoutes(format!(
-                "`{group}.{name}` is not exposed by `{source}`: a browser reaches only what the \
-                 definition marks `.expose(true)` (or a group's `.expose(true)`; `expose = true` in a \
-                 config file)"
-            ))
-        })?;
-    Ok((api.clone(), Arc::clone(endpoint), variables))
+impl Addressed {
+    /// The exposed endpoint `query` addresses, with its source's client.
+    pub(crate) fn of(proxy: &Proxy, query: WireQuery) -> Result<Self, Refusal> {
+        let (address, variables) = query.address()?;
+        let CallAddress {
+            source,
+            group,
+            name,
+        } = address;
+        let client = proxy
+            .clients
+            .get(source)
+            .ok_or_else(|| Refusal::NotInRoutes(format!("there is no source `{source}`")))?;
+        let endpoint = client
+            .api()
+            .endpoint_in(group, name)
+            .filter(|e| e.is_exposed())
+            .ok_or_else(|| {
+                Refusal::NotInRoutes(format!(
+                    "`{group}.{name}` is not exposed by `{source}`: a browser reaches only what \
+                     the definition marks `.expose(true)` (or a group's `.expose(true)`; `expose \
+                     = true` in a config file)"
+                ))
+            })?;
+        Ok(Self {
+            client: client.clone(),
+            endpoint: Arc::clone(endpoint),
+            variables,
+            query,
+        })
+    }
+}
+
+impl FromRequestParts<Arc<Proxy>> for Addressed {
+    type Rejection = Refusal;
+
+    async fn from_request_parts(
+        parts: &mut http::request::Parts,
+        proxy: &Arc<Proxy>,
+    ) -> Result<Self, Self::Rejection> {
+        let Wire(query) = Wire::from_request_parts(parts, proxy).await?;
+        Self::of(proxy, query)
+    }
 }

@@ -1,9 +1,8 @@
 //! The proxy's HTTP route: one call of an exposed HTTP endpoint per browser request, through
 //! the source's [`Client`] with the browser's request as the served context.
 
-use crate::address::{address, source_of};
+use crate::address::Addressed;
 use crate::refusal::Refusal;
-use crate::wire::Wire;
 use crate::Proxy;
 use axum::body::Body as AxumBody;
 use axum::extract::{ConnectInfo, State};
@@ -70,7 +69,7 @@ fn closure_headers(endpoint: &ResolvedEndpoint, variables: &Variables) -> Vec<He
 
 pub(crate) async fn serve_call(
     State(proxy): State<Arc<Proxy>>,
-    Wire(query): Wire,
+    addressed: Result<Addressed, Refusal>,
     request: Request<AxumBody>,
 ) -> Result<Response, Refusal> {
     let (parts, body) = request.into_parts();
@@ -80,7 +79,13 @@ pub(crate) async fn serve_call(
             "the proxy takes GET and POST, not {method}"
         )));
     }
-    let (api, endpoint, get_variables) = address(&proxy, &query)?;
+    let Addressed {
+        client,
+        endpoint,
+        variables: get_variables,
+        query,
+    } = addressed?;
+    let (api, endpoint) = (client.api(), &*endpoint);
     let EndpointDef::Http(http) = endpoint.definition() else {
         return Err(Refusal::NotInRoutes(format!(
             "`{}` is a stream or a channel: call it at the proxy's sse or ws path",
@@ -131,11 +136,7 @@ pub(crate) async fn serve_call(
             courier_core::wire::read_call_body(&read_body(&proxy, body, proxy.body_limit).await?)?
         }
     };
-    let timeout = sent_timeout(&query, &endpoint)?;
-
-    let Some(client) = proxy.clients.get(source_of(&query)) else {
-        return Err(Refusal::NotInRoutes("no such source".to_owned()));
-    };
+    let timeout = sent_timeout(&query, endpoint)?;
     // A cached read's GET answer may be kept by the browser too, `private, max-age=N`
     // ([`CacheRule::for_browser`]): the browser may keep it as the client's cache does. Only
     // for GET: a browser keeps no POST answer. With it goes the `Age` of an answer the proxy's
@@ -144,12 +145,12 @@ pub(crate) async fn serve_call(
         .then(|| endpoint.meta().get_cache().map(CacheRule::from_options))
         .flatten();
     let meta = endpoint.meta();
-    let (mut options, served, allow) = upstream_options(&api, &endpoint, &variables, parts);
+    let (mut options, served, allow) = upstream_options(api, endpoint, &variables, parts);
     if let Some(timeout) = timeout {
         options = options.timeout(timeout);
     }
     let response = match client
-        .pass_through(&endpoint, variables, Some(&options))
+        .pass_through(endpoint, variables, Some(&options))
         .await
     {
         Ok(upstream) => {

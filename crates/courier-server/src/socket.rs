@@ -1,7 +1,7 @@
 //! Channels at the `ws` path: the handshake's checks, the hello frame, and the socket joined to
 //! the channel's hub (implemented) or to the upstream's socket (remote).
 
-use crate::address::{address, source_of};
+use crate::address::Addressed;
 use crate::refusal::Refusal;
 use crate::wire::Wire;
 use crate::{call, Proxy};
@@ -23,7 +23,7 @@ pub(crate) async fn serve_channel(
     request: axum::http::Request<axum::body::Body>,
 ) -> Response {
     let (mut parts, _) = request.into_parts();
-    match open(&live, &query, &mut parts).await {
+    match open(&live, query, &mut parts).await {
         Ok(opened) => opened,
         Err(refusal) => refuse(refusal, parts).await,
     }
@@ -33,7 +33,7 @@ pub(crate) async fn serve_channel(
 /// the upstream's socket (remote). Every refusal comes before the upgrade is taken from `parts`.
 async fn open(
     live: &Arc<Proxy>,
-    query: &WireQuery,
+    query: WireQuery,
     parts: &mut http::request::Parts,
 ) -> Result<Response, Refusal> {
     use axum::extract::FromRequestParts;
@@ -43,7 +43,15 @@ async fn open(
             parts.method
         )));
     }
-    let (api, endpoint, variables) = address(live, query)?;
+    // Addressed after the verb is checked, and refused as every handshake refusal is (by
+    // `refuse`, which answers a page of the proxy's own origin with a close it can read).
+    let Addressed {
+        client,
+        endpoint,
+        variables,
+        query,
+    } = Addressed::of(live, query)?;
+    let api = client.api().clone();
     check_socket_origin(&api, &endpoint, parts)?;
     let remote = match endpoint.definition() {
         EndpointDef::Channel(channel) => !matches!(channel.source(), ChannelSource::Implemented(_)),
@@ -53,9 +61,6 @@ async fn open(
                 endpoint.path()
             )))
         }
-    };
-    let Some(client) = live.clients.get(source_of(query)).cloned() else {
-        return Err(Refusal::NotInRoutes("no such source".to_owned()));
     };
     let upgrade = WebSocketUpgrade::from_request_parts(parts, &())
         .await

@@ -1,17 +1,14 @@
 //! Streams at the `sse` path: implemented ones served as server-sent events, remote ones
 //! proxied byte for byte.
 
-use crate::address::{address, only_get, source_of};
+use crate::address::{only_get, Addressed};
 use crate::refusal::Refusal;
-use crate::wire::Wire;
 use crate::{call, Proxy};
 use axum::extract::State;
 use axum::response::sse::{Event as SseEvent, Sse};
 use axum::response::{IntoResponse, Response};
 use courier_core::encode::Variables;
-use courier_core::{
-    ApiDef, EndpointDef, MissedEvents, ResolvedEndpoint, StreamRequest, StreamSource,
-};
+use courier_core::{EndpointDef, MissedEvents, ResolvedEndpoint, StreamRequest, StreamSource};
 use futures_util::{StreamExt, TryStreamExt};
 use serde_json::Value;
 use std::fmt;
@@ -23,27 +20,22 @@ const END_EVENT: &str = "courier.end";
 
 pub(crate) async fn serve_stream(
     State(live): State<Arc<Proxy>>,
-    Wire(query): Wire,
+    addressed: Result<Addressed, Refusal>,
     request: axum::http::Request<axum::body::Body>,
 ) -> Result<Response, Refusal> {
     only_get(&request, "a stream")?;
-    let (api, endpoint, variables) = address(&live, &query)?;
+    let Addressed {
+        client,
+        endpoint,
+        variables,
+        ..
+    } = addressed?;
     let (parts, _) = request.into_parts();
     let headers = parts.headers.clone();
     let handler = match endpoint.definition() {
         EndpointDef::Stream(stream) => match stream.source() {
             StreamSource::Implemented(handler) => handler.clone(),
-            _ => {
-                return Ok(proxy_stream(
-                    &live,
-                    source_of(&query),
-                    &api,
-                    &endpoint,
-                    variables,
-                    parts,
-                )
-                .await)
-            }
+            _ => return Ok(proxy_stream(&live, &client, &endpoint, variables, parts).await),
         },
         _ => {
             return Err(Refusal::NotInRoutes(format!(
@@ -220,15 +212,12 @@ where
 /// passed back as it comes (the event stream's bytes unchanged).
 async fn proxy_stream(
     live: &Proxy,
-    source: &str,
-    api: &ApiDef,
+    client: &courier_client::Client,
     endpoint: &ResolvedEndpoint,
     variables: Value,
     parts: http::request::Parts,
 ) -> Response {
-    let Some(client) = live.clients.get(source) else {
-        return Refusal::NotInRoutes(format!("there is no source `{source}`")).into_response();
-    };
+    let api = client.api();
     let last_event_id = parts.headers.get("last-event-id").cloned();
     let variables = Variables::from(variables);
     let (mut options, served, allow) = call::upstream_options(api, endpoint, &variables, parts);
