@@ -10,6 +10,7 @@ use courier_core::{
     IntoVariables, ResolvedEndpoint, ResponseBody, ResponseType,
 };
 use courier_layers::timeout::{self, error::Elapsed};
+use futures_util::future::Either;
 use http::{Response, StatusCode};
 use http_body_util::BodyExt;
 use serde_json::Value;
@@ -46,13 +47,18 @@ impl Reading {
     }
 
     /// `call` within the call's deadline, when it has one (see [`Deadline::bound`]).
-    pub(crate) async fn bound<T>(
-        &self,
-        call: impl Future<Output = Result<T, Error>>,
-    ) -> Result<T, Error> {
+    ///
+    /// Not an `async fn`: one would move `call` into a future of its own, around it, on every
+    /// call; this hands back `call` itself when there is no deadline (the `Either`'s left).
+    /// With the limited reading boxed ([`collect`]), 1.7 % fewer instructions a direct call
+    /// (callgrind, `benches/client.rs`, c1, 33,878 → 33,318).
+    pub(crate) fn bound<'a, T: 'a>(
+        &'a self,
+        call: impl Future<Output = Result<T, Error>> + 'a,
+    ) -> impl Future<Output = Result<T, Error>> + 'a {
         match &self.deadline {
-            None => call.await,
-            Some(deadline) => Box::pin(deadline.bound(call)).await,
+            None => Either::Left(call),
+            Some(deadline) => Either::Right(Box::pin(deadline.bound(call))),
         }
     }
 
@@ -191,10 +197,19 @@ impl Deadline {
 /// Reads a buffered body whole, or fails at the first byte past `limit` (a protocol error: the
 /// answer is not one the call can use).
 async fn collect(body: Body, status: StatusCode, limit: Option<u64>) -> Result<Bytes, Error> {
-    let Some(limit) = limit else {
-        let collected = body.collect().await.map_err(Error::from_network)?;
-        return Ok(collected.to_bytes());
-    };
+    match limit {
+        None => {
+            let collected = body.collect().await.map_err(Error::from_network)?;
+            Ok(collected.to_bytes())
+        }
+        // Boxed, so that a call without a limit does not carry room for this reading's
+        // future in its own.
+        Some(limit) => Box::pin(collect_within(body, status, limit)).await,
+    }
+}
+
+/// Reads a buffered body whole, or fails at the first byte past `limit`.
+async fn collect_within(body: Body, status: StatusCode, limit: u64) -> Result<Bytes, Error> {
     let limited = http_body_util::Limited::new(body, usize::try_from(limit).unwrap_or(usize::MAX));
     match limited.collect().await {
         Ok(collected) => Ok(collected.to_bytes()),
