@@ -15,6 +15,9 @@
 //! - One layer over the bare service: `timeout_none` (`TimeoutLayer::from_meta()`, the request
 //!   has no bound: no timer), `timeout_30s` (a 30 s bound: one timer per call), `retry`
 //!   (`RetryPolicy::default()`, a 200 answer: nothing is retried, the budget is paid into),
+//!   `tower_retry` (tower's `Retry` with a `Policy` making the same decision — a read, statuses
+//!   0, 429, 502, 503 and 504, 3 attempts, tower's budget paid into — to weigh courier's own
+//!   retry service against it),
 //!   `coalesce_leads` (a unique read each time: it leads its own shared call, run in a task of
 //!   its own), `cancel_previous` (the endpoint is listed: each call takes and gives back its slot
 //!   in the table), `auth` (an `AuthLayer` whose token future is ready at once) and `trace`
@@ -54,6 +57,7 @@ use courier_layers::retry::RetryLayer;
 use courier_layers::session::SessionLayer;
 use courier_layers::timeout::TimeoutLayer;
 use courier_layers::trace::trace_layer;
+use courier_layers::BufferedBody;
 use criterion::measurement::WallTime;
 use criterion::{criterion_group, criterion_main, BenchmarkGroup, BenchmarkId, Criterion};
 use futures_util::future::join_all;
@@ -426,6 +430,13 @@ fn bench(c: &mut Criterion) {
     );
     bench.measure(
         &mut group,
+        "tower_retry",
+        PLAIN,
+        ONE,
+        tower::retry::Retry::new(TowerPolicy::new(), bare),
+    );
+    bench.measure(
+        &mut group,
         "coalesce_leads",
         PLAIN,
         ONE,
@@ -502,6 +513,65 @@ fn bench(c: &mut Criterion) {
         CoalesceLayer::new().layer(bare),
     );
     group.finish();
+}
+
+/// `RetryPolicy::default()`'s decision as a tower [`Policy`](tower::retry::Policy), for the
+/// `tower_retry` case: a read (by its meta, else its method) is sent again on an error or a
+/// status of 429, 502, 503 or 504, up to 3 attempts in all, while tower's budget allows; the
+/// request is copied as `Retry` asks, before every attempt (method, URI, version, headers,
+/// extensions, the buffered body).
+#[derive(Clone)]
+struct TowerPolicy {
+    left: u32,
+    budget: std::sync::Arc<tower::retry::budget::TpsBudget>,
+}
+
+impl TowerPolicy {
+    fn new() -> Self {
+        Self {
+            left: 2,
+            budget: std::sync::Arc::new(tower::retry::budget::TpsBudget::default()),
+        }
+    }
+}
+
+impl<B, E> tower::retry::Policy<Request<Body>, Response<B>, E> for TowerPolicy {
+    type Future = tokio::time::Sleep;
+
+    fn retry(
+        &mut self,
+        request: &mut Request<Body>,
+        result: &mut Result<Response<B>, E>,
+    ) -> Option<Self::Future> {
+        use tower::retry::budget::Budget;
+        let reads = request
+            .extensions()
+            .get::<EndpointMeta>()
+            .map_or(request.method() == http::Method::GET, EndpointMeta::is_read);
+        let failed = match result {
+            Ok(response) => matches!(response.status().as_u16(), 429 | 502 | 503 | 504),
+            Err(_) => true,
+        };
+        if !failed {
+            self.budget.deposit();
+            return None;
+        }
+        if !reads || self.left == 0 || !self.budget.withdraw() {
+            return None;
+        }
+        self.left -= 1;
+        Some(tokio::time::sleep(Duration::from_millis(100)))
+    }
+
+    fn clone_request(&mut self, request: &Request<Body>) -> Option<Request<Body>> {
+        let mut copy = Request::new(request.body().try_clone_body()?);
+        *copy.method_mut() = request.method().clone();
+        *copy.uri_mut() = request.uri().clone();
+        *copy.version_mut() = request.version();
+        *copy.headers_mut() = request.headers().clone();
+        *copy.extensions_mut() = request.extensions().clone();
+        Some(copy)
+    }
 }
 
 criterion_group!(benches, bench);

@@ -84,6 +84,13 @@
 //! second service at all. Like tower's, it needs a `Clone` inner service, and it waits for the
 //! inner service to be ready before each retry.
 //!
+//! What that is worth, measured: over the in-memory service of `benches/layers.rs`, a call
+//! through tower's `Retry` with a `Policy` making the same decisions (`layer/tower_retry`) costs
+//! 16 % more instructions in the retry service itself than through this layer (`layer/retry`),
+//! 5.6 % more for the whole call (callgrind, each case's calls counted against the in-memory
+//! service's own cost). In a direct call over a socket (some 33,000 instructions) that is about
+//! 1 %.
+//!
 //! # Example: a transport that fails once
 //!
 //! ```
