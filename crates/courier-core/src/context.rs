@@ -70,11 +70,14 @@ impl ServedRequest {
         }
     }
 
-    /// Marks `names` as relayed: a proxy sent this request's copies of them (its allow-listed
-    /// headers) as the call's own headers. A header that the source, a middleware or the
-    /// endpoint sets is always sent and the browser's copy is dropped, so a layer that keeps a
-    /// header it finds already set (such as `courier_layers::auth::AuthLayer`) replaces a
-    /// relayed one instead: see [`ServedRequest::is_relayed`].
+    /// Marks `names` as relayed: a call made while serving this request carries this request's
+    /// copies of them (a proxy's allow-listed headers) under its own ([`relay_into`]). A header
+    /// that the source, the endpoint's `.via()`, the call or a middleware sets is sent instead
+    /// and the browser's copy is not, so a layer that keeps a header it finds already set (such
+    /// as `courier_layers::auth::AuthLayer`) replaces a relayed one instead: see
+    /// [`ServedRequest::is_relayed`].
+    ///
+    /// [`relay_into`]: ServedRequest::relay_into
     ///
     /// ```
     /// use courier::layers::context::ServedRequest;
@@ -116,14 +119,57 @@ impl ServedRequest {
         }
     }
 
-    /// Whether `request`'s `name` header was relayed by a proxy from the request it serves
-    /// ([`ServedRequest::relaying`]), read from the served request `request` carries in its
-    /// extensions. A call made outside a proxy has none.
+    /// Puts the relayed headers ([`relaying`](Self::relaying)) on a call's `headers`, each of
+    /// a name `headers` does not hold yet: what the definition or the call sets wins, and the
+    /// browser's copy of it is not sent. A client does this as it builds a call's request, under
+    /// the source's, the `.via()` closure's and the call's own headers.
+    ///
+    /// ```
+    /// use courier::layers::context::ServedRequest;
+    /// use http::header::{ACCEPT_LANGUAGE, AUTHORIZATION};
+    /// use http::{HeaderMap, HeaderValue};
+    ///
+    /// let (parts, ()) = http::Request::get("/api/request")
+    ///     .header(ACCEPT_LANGUAGE, "fr")
+    ///     .header(AUTHORIZATION, "Bearer from-the-page")
+    ///     .body(())
+    ///     .unwrap()
+    ///     .into_parts();
+    /// let served = ServedRequest::new(parts, None).relaying([ACCEPT_LANGUAGE, AUTHORIZATION]);
+    /// let mut call = HeaderMap::new();
+    /// call.insert(AUTHORIZATION, HeaderValue::from_static("Bearer the-sources"));
+    /// served.relay_into(&mut call);
+    /// assert_eq!(call[ACCEPT_LANGUAGE], "fr");
+    /// assert_eq!(call[AUTHORIZATION], "Bearer the-sources");
+    /// ```
+    pub fn relay_into(&self, headers: &mut HeaderMap) {
+        for name in &self.inner.relayed {
+            if headers.contains_key(name) {
+                continue;
+            }
+            for value in self.inner.parts.headers.get_all(name) {
+                headers.append(name.clone(), value.clone());
+            }
+        }
+    }
+
+    /// Whether `request`'s `name` header is the one relayed from the request it serves
+    /// ([`ServedRequest::relaying`]): marked relayed and holding the served request's values,
+    /// not a value the definition or a layer set in its place. Read from the served request
+    /// `request` carries in its extensions; a call made outside a proxy has none.
     pub fn is_relayed<B>(request: &http::Request<B>, name: &HeaderName) -> bool {
         request
             .extensions()
             .get::<ServedRequest>()
-            .is_some_and(|served| served.inner.relayed.contains(name))
+            .is_some_and(|served| {
+                served.inner.relayed.contains(name)
+                    && request.headers().get_all(name).iter().eq(served
+                        .inner
+                        .parts
+                        .headers
+                        .get_all(name)
+                        .iter())
+            })
     }
 
     /// Runs `future` with this request in scope.

@@ -12,60 +12,13 @@ use courier_client::Error;
 use courier_core::context::ServedRequest;
 use courier_core::encode::Variables;
 use courier_core::wire::WireQuery;
-use courier_core::{
-    CallOptions, ChannelSource, EndpointDef, HttpAddress, Kind, ResolvedEndpoint, ResponseType,
-    StreamSource,
-};
+use courier_core::{CallOptions, EndpointDef, Kind, ResolvedEndpoint, ResponseType};
 use courier_layers::allow_headers::AllowHeadersLayer;
 use courier_layers::cache::CacheRule;
 use http::header::{AGE, CACHE_CONTROL, CONTENT_TYPE, SET_COOKIE};
-use http::HeaderName;
-use serde_json::Value;
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
-
-/// The allow-list rules of a call of `endpoint` with `variables`: [`AllowHeadersLayer`] with the
-/// names the source sets itself and those the endpoint's `.via()` closure sets for these
-/// variables, whose values win over the browser's copies. (Headers a middleware sets win by
-/// being set after the browser's: the allow-listed ones are the call's own headers, which the
-/// layers see and may replace.)
-pub(crate) fn allow_layer(
-    api: &courier_core::ApiDef,
-    endpoint: &ResolvedEndpoint,
-    variables: &Variables,
-) -> AllowHeadersLayer {
-    AllowHeadersLayer::new()
-        .source_headers(api.options().headers.keys().cloned())
-        .source_headers(closure_headers(endpoint, variables))
-}
-
-/// The names of the headers `endpoint`'s `.via()` closure sets for `variables`. The closure is
-/// run once more by the call itself; one that fails here fails there, and says why.
-fn closure_headers(endpoint: &ResolvedEndpoint, variables: &Variables) -> Vec<HeaderName> {
-    let via = match endpoint.definition() {
-        EndpointDef::Http(http) => match http.address() {
-            HttpAddress::Via(via) => Some(via),
-            _ => None,
-        },
-        EndpointDef::Stream(stream) => match stream.source() {
-            StreamSource::Via(via) => Some(via),
-            _ => None,
-        },
-        EndpointDef::Channel(channel) => match channel.source() {
-            ChannelSource::Via(via) => Some(via),
-            _ => None,
-        },
-    };
-    let value = match variables {
-        Variables::None => Value::Null,
-        Variables::Json(value) => value.clone(),
-        Variables::Form(_) => return Vec::new(),
-    };
-    via.and_then(|via| via.call(value).ok())
-        .map(|call| call.headers.keys().cloned().collect())
-        .unwrap_or_default()
-}
 
 pub(crate) async fn serve_call(
     State(proxy): State<Arc<Proxy>>,
@@ -145,7 +98,7 @@ pub(crate) async fn serve_call(
         .then(|| endpoint.meta().get_cache().map(CacheRule::from_options))
         .flatten();
     let meta = endpoint.meta();
-    let (mut options, served, allow) = upstream_options(api, endpoint, &variables, parts);
+    let (mut options, served) = upstream_options(&proxy.allow, endpoint, parts);
     if let Some(timeout) = timeout {
         options = options.timeout(timeout);
     }
@@ -170,7 +123,9 @@ pub(crate) async fn serve_call(
             // make hyper answer HTTP/1.1 browsers in HTTP/1.0 and close each connection.
             *response.version_mut() = http::Version::default();
             // The answer goes back with the allowed headers and the message headers only.
-            allow.filter_response(response.headers_mut(), Some(meta));
+            proxy
+                .allow
+                .filter_response(response.headers_mut(), Some(meta));
             // The answer's content type says how the source reads it, so that a caller that
             // decodes by content type (the routes and boundary forms, the browser package)
             // reads what a direct call reads.
@@ -289,25 +244,19 @@ pub(crate) fn served_request(parts: http::request::Parts) -> ServedRequest {
     ServedRequest::new(parts, peer)
 }
 
-/// The options of a proxied stream or channel: the browser's allow-listed headers and the
-/// browser's request as the served context (those headers marked relayed); with the context
-/// and the rules for the answer.
+/// The browser's request as the served context of the upstream call, the names of its headers
+/// that may cross (`allow`) marked relayed: the client puts them under the call's own
+/// ([`ServedRequest::relay_into`]), so a header the source, the endpoint's `.via()` or the call
+/// sets wins over the browser's copy. The browser's head is taken, not copied, and the `.via()`
+/// closure runs once, when the client builds the call.
 pub(crate) fn upstream_options(
-    api: &courier_core::ApiDef,
+    allow: &AllowHeadersLayer,
     endpoint: &ResolvedEndpoint,
-    variables: &Variables,
     parts: http::request::Parts,
-) -> (CallOptions, ServedRequest, AllowHeadersLayer) {
-    let allow = allow_layer(api, endpoint, variables);
-    // The browser's allowed headers go upstream as the call's own, copied once out of its head;
-    // the head itself, taken rather than copied, is the call's served context.
-    let mut headers = parts.headers.clone();
-    allow.filter_request(&mut headers, Some(endpoint.meta()));
-    let served = served_request(parts).relaying(headers.keys().cloned());
-    let options = CallOptions::new()
-        .context(served.clone())
-        .headers_from(headers);
-    (options, served, allow)
+) -> (CallOptions, ServedRequest) {
+    let relayed = allow.relayed_names(&parts.headers, Some(endpoint.meta()));
+    let served = served_request(parts).relaying(relayed);
+    (CallOptions::new().context(served.clone()), served)
 }
 
 /// The browser's response from the upstream's: its status, its allowed headers and the message

@@ -21,6 +21,9 @@ use tower_http::set_header::SetResponseHeaderLayer;
 pub struct Proxy {
     pub(crate) sources: HashMap<String, ApiDef>,
     pub(crate) clients: HashMap<String, courier_client::Client>,
+    /// The allow-lists, one layer for every call, stream and channel: which names cross comes
+    /// from each call's endpoint (its meta), so nothing of it is built per request.
+    pub(crate) allow: courier_layers::allow_headers::AllowHeadersLayer,
     pub(crate) failed: Option<String>,
     pub(crate) http_path: String,
     pub(crate) body_limit: usize,
@@ -59,6 +62,7 @@ impl Proxy {
         Self {
             sources: HashMap::new(),
             clients: HashMap::new(),
+            allow: courier_layers::allow_headers::AllowHeadersLayer::new(),
             failed: None,
             http_path: "/api/request".to_owned(),
             body_limit: 1024 * 1024,

@@ -8,7 +8,6 @@ use crate::{call, Proxy};
 use axum::extract::ws::{CloseFrame, Message, WebSocket, WebSocketUpgrade};
 use axum::extract::State;
 use axum::response::{IntoResponse, Response};
-use courier_core::encode::Variables;
 use courier_core::wire::{self, FirstFrame as Hello, WireQuery};
 use courier_core::{ApiDef, ChannelSource, EndpointDef, ResolvedEndpoint};
 use courier_live::{Hub, JoinOptions, Outbound};
@@ -71,8 +70,7 @@ async fn open(
     let parts = std::mem::replace(parts, http::Request::new(()).into_parts().0);
     let announced = query.hello.as_deref() == Some("1");
     if remote {
-        let (options, served, allow) =
-            call::upstream_options(&api, &endpoint, &Variables::Json(variables.clone()), parts);
+        let allow = live.allow.clone();
         let shutdown = live.shutdown.clone();
         return Ok(upgrade.on_upgrade(move |mut socket| {
             shutdown.clone().track(async move {
@@ -83,8 +81,7 @@ async fn open(
                     client,
                     endpoint,
                     variables,
-                    options,
-                    served,
+                    parts,
                     allow,
                 };
                 proxy_socket(socket, upstream, hello, shutdown.token().clone()).await;
@@ -95,7 +92,7 @@ async fn open(
     let hub = client.hub().clone();
     let buffer = live.buffer;
     let shutdown = live.shutdown.clone();
-    let allow = call::allow_layer(&api, &endpoint, &Variables::Json(variables.clone()));
+    let allow = live.allow.clone();
     Ok(upgrade.on_upgrade(move |mut socket| {
         shutdown.clone().track(async move {
             let Some(hello) = read_hello(&mut socket, announced).await else {
@@ -109,13 +106,7 @@ async fn open(
             // A hello header never replaces one the browser itself put on the handshake (its
             // `origin`, its cookies): a page's script sets the hello, the browser the handshake.
             let mut parts = parts;
-            let mut joined = Vec::new();
-            for (name, value) in &hello_headers(&hello, &allow, &endpoint) {
-                if !parts.headers.contains_key(name) {
-                    parts.headers.insert(name.clone(), value.clone());
-                    joined.push(name.clone());
-                }
-            }
+            let joined = join_hello(&mut parts, hello_headers(&hello, &allow, &endpoint));
             let served = call::served_request(parts.clone()).relaying(joined);
             let stop = shutdown.token().clone();
             served
@@ -183,7 +174,8 @@ fn refused_for_good(error: &courier_client::Error) -> Option<Message> {
 }
 
 /// The hello frame's `headers` that cross as the handshake's own would: allow-listed names only
-/// (`allow`), never one the source or the endpoint's `.via()` sets.
+/// (`allow`). Joined to the handshake's head ([`join_hello`]), they are relayed as its own
+/// headers are: under what the source or the endpoint's `.via()` sets.
 fn hello_headers(
     hello: &Hello,
     allow: &courier_layers::allow_headers::AllowHeadersLayer,
@@ -254,14 +246,26 @@ async fn read_hello(socket: &mut WebSocket, announced: bool) -> Option<Hello> {
 }
 
 /// A channel another process serves, as the proxy reaches it: the source's client, the
-/// endpoint, the variables, the handshake's options and the allow-list rules.
+/// endpoint, the variables, the browser's handshake and the allow-list rules.
 struct Upstream {
     client: courier_client::Client,
     endpoint: Arc<ResolvedEndpoint>,
     variables: Value,
-    options: courier_core::CallOptions,
-    served: courier_core::context::ServedRequest,
+    parts: http::request::Parts,
     allow: courier_layers::allow_headers::AllowHeadersLayer,
+}
+
+/// Puts the hello's `headers` on the handshake's head `parts`, each of a name the browser did
+/// not set itself (a page's script sets the hello, the browser the handshake); the names joined.
+fn join_hello(parts: &mut http::request::Parts, headers: http::HeaderMap) -> Vec<http::HeaderName> {
+    let mut joined = Vec::new();
+    for (name, value) in &headers {
+        if !parts.headers.contains_key(name) {
+            parts.headers.insert(name.clone(), value.clone());
+            joined.push(name.clone());
+        }
+    }
+    joined
 }
 
 /// How many bytes a socket's read takes at most. tungstenite zeroes this much of its buffer
@@ -287,18 +291,14 @@ async fn proxy_socket(
         client,
         endpoint,
         variables,
-        mut options,
-        served,
+        mut parts,
         allow,
     } = upstream;
     let path = endpoint.path().to_owned();
-    // The hello's headers cross as the handshake's would: allow-listed names only, and never
-    // over a header the source or the endpoint's `.via()` sets.
-    let headers = hello_headers(&hello, &allow, &endpoint);
-    for (name, value) in &headers {
-        options = options.header(name.clone(), value.clone());
-    }
-    options = options.context(served.relaying(headers.keys().cloned()));
+    // The hello's headers cross as the handshake's would: allow-listed names only, relayed
+    // under a header the source or the endpoint's `.via()` sets.
+    join_hello(&mut parts, hello_headers(&hello, &allow, &endpoint));
+    let (options, _) = call::upstream_options(&allow, &endpoint, parts);
     let pending = hello.pending;
     let mut ws = client.ws_options().clone();
     if let Some(auth) = hello.auth {

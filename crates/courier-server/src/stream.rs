@@ -217,10 +217,9 @@ async fn proxy_stream(
     variables: Value,
     parts: http::request::Parts,
 ) -> Response {
-    let api = client.api();
     let last_event_id = parts.headers.get("last-event-id").cloned();
     let variables = Variables::from(variables);
-    let (mut options, served, allow) = call::upstream_options(api, endpoint, &variables, parts);
+    let (mut options, served) = call::upstream_options(&live.allow, endpoint, parts);
     options = options.header(
         http::header::ACCEPT,
         http::HeaderValue::from_static("text/event-stream"),
@@ -229,7 +228,7 @@ async fn proxy_stream(
         options = options.header(http::HeaderName::from_static("last-event-id"), id);
     }
     // An event stream's own `cache-control` goes back with it.
-    let allow = allow.allow([http::header::CACHE_CONTROL]);
+    let allow = live.allow.clone().allow([http::header::CACHE_CONTROL]);
     match client
         .pass_through(endpoint, variables, Some(&options))
         .await

@@ -581,6 +581,8 @@ impl Client {
         )
         .map_err(Error::request)?;
         if let Some(served) = options.and_then(CallOptions::get_context) {
+            // A proxy's relayed headers, under what the definition and the call set.
+            served.relay_into(request.headers_mut());
             request.extensions_mut().insert(served.clone());
         }
         Ok(request)

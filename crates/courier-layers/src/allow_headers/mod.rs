@@ -258,6 +258,41 @@ impl<A> AllowHeadersLayer<A> {
         self.keep_in(headers, &self.allowed(meta));
     }
 
+    /// The names of `headers` (a browser's request's) that may cross for a call with `meta`:
+    /// what [`filter_request`](Self::filter_request) would keep, named rather than copied, for
+    /// a caller that relays them itself (a proxy marks them with `ServedRequest::relaying`, and
+    /// the client puts them under the call's own headers).
+    ///
+    /// ```
+    /// use courier::layers::allow_headers::AllowHeadersLayer;
+    /// use courier::tree::{EndpointMeta, Kind};
+    /// use http::{HeaderMap, HeaderName, HeaderValue};
+    ///
+    /// let meta = EndpointMeta::new("users.get", Kind::Query)
+    ///     .allowed_headers([HeaderName::from_static("x-tenant")]);
+    /// let mut browser = HeaderMap::new();
+    /// browser.insert("x-tenant", HeaderValue::from_static("acme"));
+    /// browser.insert("x-internal", HeaderValue::from_static("secret"));
+    /// let names = AllowHeadersLayer::new().relayed_names(&browser, Some(&meta));
+    /// assert_eq!(names, [HeaderName::from_static("x-tenant")]);
+    /// ```
+    pub fn relayed_names(
+        &self,
+        headers: &HeaderMap,
+        meta: Option<&EndpointMeta>,
+    ) -> Vec<HeaderName> {
+        let allowed = self.allowed(meta);
+        let hop_by_hop = named_by_connection(headers);
+        allowed
+            .into_iter()
+            .filter(|name| {
+                headers.contains_key(name)
+                    && !self.rules.source.contains(name)
+                    && !hop_by_hop.contains(name)
+            })
+            .collect()
+    }
+
     /// Keeps, of an upstream's response headers, those that may go back to the browser for a
     /// call with `meta`.
     pub fn filter_response(&self, headers: &mut HeaderMap, meta: Option<&EndpointMeta>) {
