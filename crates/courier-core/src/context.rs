@@ -55,7 +55,16 @@ struct Inner {
     /// Headers a proxy relayed from this request as the call's own (see
     /// [`ServedRequest::relaying`]).
     relayed: Vec<HeaderName>,
+    /// The served request is answered by a call's own response ([`ServedRequest::answered_by_call`]).
+    answered_by_call: bool,
 }
+
+/// Headers a call's layers add for the served response (the session's `set-cookie` pass-back),
+/// carried in the extensions of that call's own response when the served request is answered
+/// by it ([`ServedRequest::answered_by_call`], a proxy): the response brings them back, and the
+/// proxy adds them to what it answers.
+#[derive(Clone, Debug, Default)]
+pub struct ResponseHeaders(pub HeaderMap);
 
 impl ServedRequest {
     /// The served request's head, and the peer's address when the server knows it.
@@ -66,8 +75,22 @@ impl ServedRequest {
                 peer,
                 response_headers: Mutex::new(HeaderMap::new()),
                 relayed: Vec::new(),
+                answered_by_call: false,
             }),
         }
+    }
+
+    /// Marks the served request as answered by the response of the one call made for it, as a
+    /// proxy answers: headers the call's layers add for the served response
+    /// ([`add_response_header`](Self::add_response_header)) come back in that response's
+    /// extensions ([`ResponseHeaders`]) rather than being collected here for a server to take.
+    /// For a request not yet shared (the proxy marks the one it just made).
+    #[must_use]
+    pub fn answered_by_call(mut self) -> Self {
+        if let Some(inner) = Arc::get_mut(&mut self.inner) {
+            inner.answered_by_call = true;
+        }
+        self
     }
 
     /// Marks `names` as relayed: a call made while serving this request carries this request's
@@ -115,6 +138,7 @@ impl ServedRequest {
                 peer: self.inner.peer,
                 response_headers: Mutex::new(self.take_response_headers()),
                 relayed,
+                answered_by_call: self.inner.answered_by_call,
             }),
         }
     }
@@ -255,6 +279,26 @@ impl ServedRequest {
     /// Adds a header to the served response, after any of the same name already added.
     pub fn append_response_header(&self, name: HeaderName, value: HeaderValue) {
         self.response_headers().append(name, value);
+    }
+
+    /// Adds a header for the served response that a call's `response` brought (the session's
+    /// `set-cookie` pass-back): on `response` itself, in its [`ResponseHeaders`], when the
+    /// served request is [answered by the call](Self::answered_by_call); else collected here
+    /// ([`append_response_header`](Self::append_response_header)) for the server to take.
+    pub fn add_response_header<B>(
+        &self,
+        response: &mut http::Response<B>,
+        name: HeaderName,
+        value: HeaderValue,
+    ) {
+        if self.inner.answered_by_call {
+            let added = response
+                .extensions_mut()
+                .get_or_insert_default::<ResponseHeaders>();
+            added.0.append(name, value);
+        } else {
+            self.append_response_header(name, value);
+        }
     }
 
     /// Takes the headers added for the served response so far.

@@ -9,7 +9,7 @@ use axum::extract::{ConnectInfo, State};
 use axum::http::{Method, Request};
 use axum::response::{IntoResponse, Response};
 use courier_client::Error;
-use courier_core::context::ServedRequest;
+use courier_core::context::{ResponseHeaders, ServedRequest};
 use courier_core::encode::Variables;
 use courier_core::wire::WireQuery;
 use courier_core::{CallOptions, EndpointDef, Kind, ResolvedEndpoint, ResponseType};
@@ -98,7 +98,7 @@ pub(crate) async fn serve_call(
         .then(|| endpoint.meta().get_cache().map(CacheRule::from_options))
         .flatten();
     let meta = endpoint.meta();
-    let (mut options, served) = upstream_options(&proxy.allow, endpoint, parts);
+    let mut options = upstream_options(&proxy.allow, endpoint, parts);
     if let Some(timeout) = timeout {
         options = options.timeout(timeout);
     }
@@ -146,7 +146,7 @@ pub(crate) async fn serve_call(
             None => failure(e),
         },
     };
-    Ok(with_served_headers(response, &served))
+    Ok(with_served_headers(response))
 }
 
 /// The content type the proxy gives an endpoint's successful answers, so that a caller that
@@ -248,22 +248,23 @@ pub(crate) fn served_request(parts: http::request::Parts) -> ServedRequest {
 /// that may cross (`allow`) marked relayed: the client puts them under the call's own
 /// ([`ServedRequest::relay_into`]), so a header the source, the endpoint's `.via()` or the call
 /// sets wins over the browser's copy. The browser's head is taken, not copied, and the `.via()`
-/// closure runs once, when the client builds the call.
+/// closure runs once, when the client builds the call. The request is answered by the call's
+/// response ([`ServedRequest::answered_by_call`]): what the layers add for the browser (the
+/// session's `set-cookie`) comes back in that response, not through the served request.
 pub(crate) fn upstream_options(
     allow: &AllowHeadersLayer,
     endpoint: &ResolvedEndpoint,
     parts: http::request::Parts,
-) -> (CallOptions, ServedRequest) {
+) -> CallOptions {
     let relayed = allow.relayed_names(&parts.headers, Some(endpoint.meta()));
-    let served = served_request(parts).relaying(relayed);
-    (CallOptions::new().context(served.clone()), served)
+    let served = served_request(parts).relaying(relayed).answered_by_call();
+    CallOptions::new().context(served)
 }
 
 /// The browser's response from the upstream's: its status, its allowed headers and the message
-/// headers, what the layers collected for the served response, and the body, streamed.
+/// headers, what the layers added for the browser, and the body, streamed.
 pub(crate) fn respond(
     upstream: http::Response<courier_core::Body>,
-    served: &ServedRequest,
     allow: &AllowHeadersLayer,
     meta: &courier_core::EndpointMeta,
 ) -> Response {
@@ -271,14 +272,18 @@ pub(crate) fn respond(
     // The browser's connection has its own HTTP version (see `serve_call`).
     *response.version_mut() = http::Version::default();
     allow.filter_response(response.headers_mut(), Some(meta));
-    with_served_headers(response, served)
+    with_served_headers(response)
 }
 
-/// `response` with what the layers collected for the served response (the session's
-/// `set-cookie` pass-back), whatever the allow-lists say.
-fn with_served_headers(mut response: Response, served: &ServedRequest) -> Response {
+/// `response` with what the call's layers added for the browser, brought back in the upstream
+/// response's extensions (the session's `set-cookie` pass-back: [`ResponseHeaders`]), whatever
+/// the allow-lists say.
+fn with_served_headers(mut response: Response) -> Response {
+    let Some(ResponseHeaders(added)) = response.extensions_mut().remove::<ResponseHeaders>() else {
+        return response;
+    };
     let headers = response.headers_mut();
-    for (name, value) in &served.take_response_headers() {
+    for (name, value) in &added {
         if name != SET_COOKIE || !headers.get_all(SET_COOKIE).iter().any(|v| v == value) {
             headers.append(name.clone(), value.clone());
         }

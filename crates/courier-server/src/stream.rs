@@ -219,7 +219,7 @@ async fn proxy_stream(
 ) -> Response {
     let last_event_id = parts.headers.get("last-event-id").cloned();
     let variables = Variables::from(variables);
-    let (mut options, served) = call::upstream_options(&live.allow, endpoint, parts);
+    let mut options = call::upstream_options(&live.allow, endpoint, parts);
     options = options.header(
         http::header::ACCEPT,
         http::HeaderValue::from_static("text/event-stream"),
@@ -241,7 +241,7 @@ async fn proxy_stream(
                 let chunks = Serving::new(chunks, &shutdown, None).map_ok(http_body::Frame::data);
                 courier_core::Body::new(http_body_util::StreamBody::new(chunks))
             });
-            call::respond(upstream, &served, &allow, endpoint.meta())
+            call::respond(upstream, &allow, endpoint.meta())
         }
         Err(e) => call::failure(e),
     }

@@ -21,12 +21,18 @@ pub(super) struct PassBack {
 }
 
 impl PassBack {
-    fn pass(&self, headers: &http::HeaderMap) {
-        for value in headers.get_all(SET_COOKIE) {
-            if set_cookie_name(value.as_bytes()).is_some_and(|name| self.config.passes_back(name)) {
-                self.served
-                    .append_response_header(SET_COOKIE, value.clone());
-            }
+    fn pass<B>(&self, response: &mut Response<B>) {
+        let passed: Vec<_> = response
+            .headers()
+            .get_all(SET_COOKIE)
+            .iter()
+            .filter(|value| {
+                set_cookie_name(value.as_bytes()).is_some_and(|name| self.config.passes_back(name))
+            })
+            .cloned()
+            .collect();
+        for value in passed {
+            self.served.add_response_header(response, SET_COOKIE, value);
         }
     }
 }
@@ -73,9 +79,9 @@ where
         match self.project().state.project() {
             StateProj::Refused { error } => Poll::Ready(Err(Box::new(error.clone()))),
             StateProj::Called { future, pass_back } => {
-                let response = ready!(future.poll(cx)).map_err(Into::into)?;
+                let mut response = ready!(future.poll(cx)).map_err(Into::into)?;
                 if let Some(pass_back) = pass_back.take() {
-                    pass_back.pass(response.headers());
+                    pass_back.pass(&mut response);
                 }
                 Poll::Ready(Ok(response))
             }
