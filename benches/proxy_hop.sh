@@ -15,7 +15,7 @@
 #   bash benches/proxy_hop.sh [--callgrind] [ROUNDS]
 #
 # With COURIER_BEFORE=/path/to/another/courier, that build's `courier serve` is measured in
-# each round too, for a before and after on the same load.
+# each round too, and counted under callgrind, for a before and after on the same load.
 #
 # Needs nginx, wrk (and valgrind for --callgrind): apt-get install nginx-light wrk valgrind.
 set -euo pipefail
@@ -164,6 +164,11 @@ if $callgrind; then
   echo
   count "courier serve --threads 1" "$courier" "$dir/courier.lua" \
     "$bin" serve -c "$dir/courier.toml" -l "127.0.0.1:$courier" --threads 1
+  if [ -n "$before" ]; then
+    kill "$before"; wait "$before" 2>/dev/null || true
+    count "courier serve --threads 1, $COURIER_BEFORE" "$courier3" "$dir/courier.lua" \
+      "$COURIER_BEFORE" serve -c "$dir/courier.toml" -l "127.0.0.1:$courier3" --threads 1
+  fi
   count "bare hyper-util" "$hyper" "$dir/nginx.lua" \
     "$bare_bin" "127.0.0.1:$hyper" "http://127.0.0.1:$backend"
   count "hyper, in one task" "$floor" "$dir/nginx.lua" \
