@@ -315,3 +315,55 @@ impl ServedRequest {
             .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::{ResponseHeaders, ServedRequest};
+    use http::header::{AUTHORIZATION, SET_COOKIE};
+    use http::HeaderValue;
+
+    fn served() -> ServedRequest {
+        let (parts, ()) = http::Request::get("/api/request")
+            .header(AUTHORIZATION, "Bearer page")
+            .body(())
+            .unwrap()
+            .into_parts();
+        ServedRequest::new(parts, None)
+    }
+
+    #[test]
+    fn a_header_for_the_served_response_is_collected_or_rides_on_the_calls_response() {
+        let cookie = HeaderValue::from_static("sid=1; Path=/");
+        // A handler's calls: collected here, for the server to take.
+        let collecting = served();
+        let mut response = http::Response::new(());
+        collecting.add_response_header(&mut response, SET_COOKIE, cookie.clone());
+        assert!(response.extensions().get::<ResponseHeaders>().is_none());
+        assert_eq!(collecting.take_response_headers()[SET_COOKIE], cookie);
+
+        // A proxy's: on the call's own response, nothing collected.
+        let answered = served().answered_by_call();
+        let mut response = http::Response::new(());
+        answered.add_response_header(&mut response, SET_COOKIE, cookie.clone());
+        let ResponseHeaders(added) = response.extensions().get::<ResponseHeaders>().unwrap();
+        assert_eq!(added[SET_COOKIE], cookie);
+        assert!(answered.take_response_headers().is_empty());
+    }
+
+    #[test]
+    fn a_relayed_header_replaced_by_the_call_is_no_longer_relayed() {
+        let served = served().relaying([AUTHORIZATION]);
+        let mut headers = http::HeaderMap::new();
+        served.relay_into(&mut headers);
+        let mut call = http::Request::builder()
+            .extension(served.clone())
+            .body(())
+            .unwrap();
+        *call.headers_mut() = headers;
+        assert!(ServedRequest::is_relayed(&call, &AUTHORIZATION));
+        // The definition or a layer set its own value: the header is not the browser's any more.
+        call.headers_mut()
+            .insert(AUTHORIZATION, HeaderValue::from_static("Bearer source"));
+        assert!(!ServedRequest::is_relayed(&call, &AUTHORIZATION));
+    }
+}
