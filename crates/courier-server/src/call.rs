@@ -26,6 +26,7 @@ pub(crate) async fn serve_call(
     request: Request<AxumBody>,
 ) -> Result<Response, Refusal> {
     let (parts, body) = request.into_parts();
+    // 1. The verb, then the address (docs/PROTOCOL.md, "A call"): an exposed HTTP endpoint.
     let method = parts.method.clone();
     if method != Method::GET && method != Method::POST {
         return Err(Refusal::MethodNotAllowed(format!(
@@ -35,20 +36,65 @@ pub(crate) async fn serve_call(
     let Addressed {
         client,
         endpoint,
-        variables: get_variables,
+        variables,
         query,
     } = addressed?;
-    let (api, endpoint) = (client.api(), &*endpoint);
     let EndpointDef::Http(http) = endpoint.definition() else {
         return Err(Refusal::NotInRoutes(format!(
             "`{}` is a stream or a channel: call it at the proxy's sse or ws path",
             endpoint.path()
         )));
     };
-    // Where a streamed upload's failure is kept: the browser hears of it rather than of the
-    // upstream call it broke off.
-    let mut upload = crate::upload::Failure::default();
-    let variables: Variables = if method == Method::GET {
+    // 2. The variables: `_v` on a GET, the body on a POST.
+    let (variables, upload) =
+        call_variables(&proxy, &endpoint, http, &parts, body, variables).await?;
+    // 3. The upstream call: through the source's client, the browser's request as its served
+    //    context, `_t` shortening its timeout.
+    let timeout = sent_timeout(&query, &endpoint)?;
+    // A cached read's GET answer may be kept by the browser too ([`CacheRule::for_browser`]);
+    // a browser keeps no POST answer.
+    let browser_rule = (method == Method::GET)
+        .then(|| endpoint.meta().get_cache().map(CacheRule::from_options))
+        .flatten();
+    let mut options = upstream_options(&proxy.allow, &endpoint, parts);
+    if let Some(timeout) = timeout {
+        options = options.timeout(timeout);
+    }
+    let called = client
+        .pass_through(&endpoint, variables, Some(&options))
+        .await;
+    // 4. The answer: the upstream's, through the allow-lists; or the refusal of a failed call
+    //    (a broken upload's own, when one broke it off).
+    let response = match called {
+        Ok(upstream) => answer(
+            &proxy,
+            client.api(),
+            &endpoint,
+            http,
+            browser_rule,
+            upstream,
+        ),
+        Err(e) => match upload.take() {
+            Some(refusal) => refusal.into_response(),
+            None => failure(e),
+        },
+    };
+    Ok(with_served_headers(response))
+}
+
+/// A call's variables: a GET's from `_v` (a write, or a read with sensitive variables, refused
+/// 405), a POST's from its body, `{"variables": …}` as JSON or a multipart form handed on as it
+/// arrives; with where a streamed upload's failure is kept, so that the browser hears of it
+/// rather than of the upstream call it broke off.
+async fn call_variables(
+    proxy: &Proxy,
+    endpoint: &ResolvedEndpoint,
+    http: &courier_core::HttpEndpoint,
+    parts: &http::request::Parts,
+    body: AxumBody,
+    query_variables: serde_json::Value,
+) -> Result<(Variables, crate::upload::Failure), Refusal> {
+    if parts.method == Method::GET {
         if http.kind() == Kind::Mutation {
             return Err(Refusal::MethodNotAllowed(format!(
                 "`{}` writes: call it with POST",
@@ -61,92 +107,83 @@ pub(crate) async fn serve_call(
                 endpoint.path()
             )));
         }
-        get_variables.into()
-    } else {
-        let kind = parts
-            .headers
-            .get(CONTENT_TYPE)
-            .and_then(|v| v.to_str().ok())
-            .map(str::to_ascii_lowercase);
-        let multipart = kind
-            .as_deref()
-            .is_some_and(|v| v.starts_with("multipart/form-data"));
-        let json = kind
-            .as_deref()
-            .is_none_or(|v| v.starts_with("application/json"));
-        if !multipart && !json {
-            return Err(Refusal::UnsupportedMediaType(
-                "a POST to the proxy carries `{\"variables\": …}` as application/json, \
-                 or a form as multipart/form-data"
-                    .to_owned(),
-            ));
-        }
-        if multipart {
-            let (form, failure) = crate::upload::form(&proxy, &parts, body).await?;
-            upload = failure;
-            Variables::Form(form)
-        } else {
-            courier_core::wire::read_call_body(&read_body(&proxy, body, proxy.body_limit).await?)?
-        }
-    };
-    let timeout = sent_timeout(&query, endpoint)?;
-    // A cached read's GET answer may be kept by the browser too, `private, max-age=N`
-    // ([`CacheRule::for_browser`]): the browser may keep it as the client's cache does. Only
-    // for GET: a browser keeps no POST answer. With it goes the `Age` of an answer the proxy's
-    // own cache kept, so the browser counts `max-age` from when the answer was fetched.
-    let browser_rule = (method == Method::GET)
-        .then(|| endpoint.meta().get_cache().map(CacheRule::from_options))
-        .flatten();
-    let meta = endpoint.meta();
-    let mut options = upstream_options(&proxy.allow, endpoint, parts);
-    if let Some(timeout) = timeout {
-        options = options.timeout(timeout);
+        return Ok((query_variables.into(), crate::upload::Failure::default()));
     }
-    let response = match client
-        .pass_through(endpoint, variables, Some(&options))
-        .await
-    {
-        Ok(upstream) => {
-            if upstream.status().is_server_error() {
-                tracing::warn!(
-                    endpoint = endpoint.path(),
-                    status = upstream.status().as_u16(),
-                    "the upstream answered with a server error"
-                );
-            }
-            // Read off the upstream's own headers, before the allow-list drops them.
-            let browser_cache = browser_rule
-                .and_then(|rule| rule.for_browser(upstream.status(), upstream.headers()))
-                .map(|control| (control, upstream.headers().get(AGE).cloned()));
-            let mut response = upstream.map(AxumBody::new);
-            // The browser's connection has its own HTTP version: an HTTP/1.0 upstream's would
-            // make hyper answer HTTP/1.1 browsers in HTTP/1.0 and close each connection.
-            *response.version_mut() = http::Version::default();
-            // The answer goes back with the allowed headers and the message headers only.
-            proxy
-                .allow
-                .filter_response(response.headers_mut(), Some(meta));
-            // The answer's content type says how the source reads it, so that a caller that
-            // decodes by content type (the routes and boundary forms, the browser package)
-            // reads what a direct call reads.
-            let read_as = read_as_content_type(http, api.options());
-            if response.status().is_success() && !same_reading(&read_as, &response) {
-                response.headers_mut().insert(CONTENT_TYPE, read_as);
-            }
-            if let Some((control, age)) = browser_cache {
-                response.headers_mut().insert(CACHE_CONTROL, control);
-                if let Some(age) = age {
-                    response.headers_mut().insert(AGE, age);
-                }
-            }
-            response
+    let kind = parts
+        .headers
+        .get(CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_ascii_lowercase);
+    let multipart = kind
+        .as_deref()
+        .is_some_and(|v| v.starts_with("multipart/form-data"));
+    let json = kind
+        .as_deref()
+        .is_none_or(|v| v.starts_with("application/json"));
+    if !multipart && !json {
+        return Err(Refusal::UnsupportedMediaType(
+            "a POST to the proxy carries `{\"variables\": …}` as application/json, \
+             or a form as multipart/form-data"
+                .to_owned(),
+        ));
+    }
+    if multipart {
+        let (form, failure) = crate::upload::form(proxy, parts, body).await?;
+        return Ok((Variables::Form(form), failure));
+    }
+    let body = read_body(proxy, body, proxy.body_limit).await?;
+    Ok((
+        courier_core::wire::read_call_body(&body)?,
+        crate::upload::Failure::default(),
+    ))
+}
+
+/// The browser's answer from the upstream's: its status and body as they are (the body
+/// streamed), its allowed headers and the message headers, the content type the source reads
+/// the answer by, and a cached read's browser caching.
+fn answer(
+    proxy: &Proxy,
+    api: &courier_core::ApiDef,
+    endpoint: &ResolvedEndpoint,
+    http: &courier_core::HttpEndpoint,
+    browser_rule: Option<CacheRule>,
+    upstream: http::Response<courier_core::Body>,
+) -> Response {
+    if upstream.status().is_server_error() {
+        tracing::warn!(
+            endpoint = endpoint.path(),
+            status = upstream.status().as_u16(),
+            "the upstream answered with a server error"
+        );
+    }
+    // Read off the upstream's own headers, before the allow-list drops them. With the
+    // `Cache-Control` goes the `Age` of an answer the proxy's own cache kept, so the browser
+    // counts `max-age` from when the answer was fetched.
+    let browser_cache = browser_rule
+        .and_then(|rule| rule.for_browser(upstream.status(), upstream.headers()))
+        .map(|control| (control, upstream.headers().get(AGE).cloned()));
+    let mut response = upstream.map(AxumBody::new);
+    // The browser's connection has its own HTTP version: an HTTP/1.0 upstream's would make hyper
+    // answer HTTP/1.1 browsers in HTTP/1.0 and close each connection.
+    *response.version_mut() = http::Version::default();
+    // The answer goes back with the allowed headers and the message headers only.
+    proxy
+        .allow
+        .filter_response(response.headers_mut(), Some(endpoint.meta()));
+    // The answer's content type says how the source reads it, so that a caller that decodes by
+    // content type (the routes and boundary forms, the browser package) reads what a direct call
+    // reads.
+    let read_as = read_as_content_type(http, api.options());
+    if response.status().is_success() && !same_reading(&read_as, &response) {
+        response.headers_mut().insert(CONTENT_TYPE, read_as);
+    }
+    if let Some((control, age)) = browser_cache {
+        response.headers_mut().insert(CACHE_CONTROL, control);
+        if let Some(age) = age {
+            response.headers_mut().insert(AGE, age);
         }
-        Err(e) => match upload.take() {
-            Some(refusal) => refusal.into_response(),
-            None => failure(e),
-        },
-    };
-    Ok(with_served_headers(response))
+    }
+    response
 }
 
 /// The content type the proxy gives an endpoint's successful answers, so that a caller that
