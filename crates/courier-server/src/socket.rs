@@ -50,8 +50,7 @@ async fn open(
         variables,
         query,
     } = Addressed::of(live, query)?;
-    let api = client.api().clone();
-    check_socket_origin(&api, &endpoint, parts)?;
+    check_socket_origin(client.api(), &endpoint, parts)?;
     let remote = match endpoint.definition() {
         EndpointDef::Channel(channel) => !matches!(channel.source(), ChannelSource::Implemented(_)),
         _ => {
