@@ -31,6 +31,13 @@
 //! - Every other header crosses only where named: a request for which the [`AllowFor`] gives
 //!   nothing (by default, one without an `EndpointMeta`) passes only the layer's own names.
 //!
+//! Courier's proxy applies one such layer's rules to every call, stream and socket: it names
+//! the browser's headers that cross ([`AllowHeadersLayer::relayed_names`]) for the client to
+//! put under the call's own, and filters the answer ([`AllowHeadersLayer::filter_response`]),
+//! rather than filtering a copy of the browser's head, which the session and forwarding still
+//! read whole: that copy cost a proxied read 12.3 % of its instructions with the twelve headers
+//! a browser sends with a `fetch` (callgrind).
+//!
 //! tower-http has no layer for this: its header layers set, override or propagate named
 //! headers; here every header not named is dropped, and which names pass depends on each
 //! call's endpoint.
