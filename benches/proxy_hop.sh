@@ -1,11 +1,20 @@
 #!/usr/bin/env bash
 # The proxy hop, measured as a process: `courier serve` (release; with one worker thread, and
-# with its default of one per CPU), nginx (one worker process, and two), and a bare
-# hyper-util proxy (benches/bare_hop.rs: hyper's server and pooled client with nothing of
-# courier's, on one thread) and hyper's floor (the same with `--inline`: hyper's HTTP/1.1 server
-# and an upstream connection per browser connection, driven in its task), each a
-# reverse proxy of one nginx backend answering a small JSON at /users/N, loaded with wrk at 64 connections,
-# every request another user's (distinct reads: nothing for coalescing to share). For each proxy:
+# with its default of one per CPU) beside its peers, each in front of one nginx backend
+# answering a small JSON at /users/N:
+#
+# - nginx (one worker process, and two), as a reverse proxy;
+# - a bare hyper-util proxy (benches/bare_hop.rs: hyper's server and pooled client with nothing
+#   of courier's, on one thread) and hyper's floor (the same with `--inline`: hyper's HTTP/1.1
+#   server and an upstream connection per browser connection, driven in its task);
+# - what a team writes instead (benches/peer_hop.rs, benches/peer_hop.mjs): a bare axum +
+#   hyper-util pass-through that checks nothing, the backend-for-frontend written by hand on
+#   axum + reqwest (`_s/_g/_m/_v` read, `_v` parsed, the upstream called), and the same in Node
+#   (`http` + `fetch`).
+#
+# Loaded with wrk at 64 connections, every request another user's (distinct reads: nothing for
+# coalescing to share), each with the headers a browser sends with a `fetch` (user agent,
+# `accept-*`, two cookies, referer, `sec-fetch-*`, `sec-ch-ua*`). For each proxy, every round:
 # requests per second, p50 and p99, and its CPU time per request (user and system, from
 # /proc/PID/stat over the measured 10 s). Then, with `--callgrind`, the instructions per request
 # of courier (`--threads 1`) and of the two bare proxies under `valgrind --tool=callgrind`
@@ -17,7 +26,8 @@
 # With COURIER_BEFORE=/path/to/another/courier, that build's `courier serve` is measured in
 # each round too, and counted under callgrind, for a before and after on the same load.
 #
-# Needs nginx, wrk (and valgrind for --callgrind): apt-get install nginx-light wrk valgrind.
+# Needs nginx, wrk, Node (and valgrind for --callgrind): apt-get install nginx-light wrk nodejs
+# valgrind.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 callgrind=false
@@ -27,11 +37,13 @@ rounds=${1:-2}
 cargo build --quiet --release -p courier-cli
 bin=$(pwd)/target/release/courier
 bare_bin=$(pwd)/$(cargo bench --bench bare_hop --no-run 2>&1 | sed -n 's/.*Executable.*(\(.*\))/\1/p')
+peer_bin=$(pwd)/$(cargo bench --bench peer_hop --no-run 2>&1 | sed -n 's/.*Executable.*(\(.*\))/\1/p')
 dir=$(mktemp -d)
-trap 'kill $(cat "$dir"/*.pid 2>/dev/null) 2>/dev/null; kill $serve $serve2 $before $bare $inline 2>/dev/null; rm -rf "$dir"' EXIT
+trap 'kill $(cat "$dir"/*.pid 2>/dev/null) 2>/dev/null; kill $serve $serve2 $before $bare $inline $passing $by_hand $node 2>/dev/null; rm -rf "$dir"' EXIT
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 backend=$(free_port); proxy=$(free_port); proxy2=$(free_port); courier=$(free_port); courier2=$(free_port)
-hyper=$(free_port); floor=$(free_port)
+hyper=$(free_port); floor=$(free_port); passing_port=$(free_port); by_hand_port=$(free_port)
+node_port=$(free_port)
 
 cat > "$dir/backend.conf" <<EOF
 worker_processes 1;
@@ -82,8 +94,28 @@ expose = true
 [sources.demo.groups.users.endpoints.get]
 get = "/:id"
 EOF
-script() {
-  printf 'local n = 0\nrequest = function()\n  n = n %% 100000 + 1\n  return wrk.format(nil, "%s" .. n)\nend\n' "$1" > "$2"
+script() { # PATH_PREFIX FILE: every request another id, with the headers a browser sends
+  cat > "$2" <<EOF
+local n = 0
+local headers = {
+  ["User-Agent"] = "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36",
+  ["Accept"] = "*/*",
+  ["Accept-Language"] = "en-GB,en;q=0.9",
+  ["Accept-Encoding"] = "gzip, deflate, br, zstd",
+  ["Cookie"] = "session=2f9c1d7e4b8a; theme=dark",
+  ["Referer"] = "http://127.0.0.1/app/users",
+  ["Sec-Fetch-Site"] = "same-origin",
+  ["Sec-Fetch-Mode"] = "cors",
+  ["Sec-Fetch-Dest"] = "empty",
+  ["Sec-Ch-Ua"] = '"Chromium";v="131", "Not_A Brand";v="24"',
+  ["Sec-Ch-Ua-Mobile"] = "?0",
+  ["Sec-Ch-Ua-Platform"] = '"Linux"',
+}
+request = function()
+  n = n % 100000 + 1
+  return wrk.format(nil, "$1" .. n, headers)
+end
+EOF
 }
 script "/users/" "$dir/nginx.lua"
 script "/api/request?_s=demo&_g=users&_m=get&_v=" "$dir/courier.lua"
@@ -106,6 +138,12 @@ fi
 bare=$!
 "$bare_bin" "127.0.0.1:$floor" "http://127.0.0.1:$backend" --inline > "$dir/inline.log" 2>&1 &
 inline=$!
+"$peer_bin" axum "127.0.0.1:$passing_port" "http://127.0.0.1:$backend" > "$dir/passing.log" 2>&1 &
+passing=$!
+"$peer_bin" reqwest "127.0.0.1:$by_hand_port" "http://127.0.0.1:$backend" > "$dir/by_hand.log" 2>&1 &
+by_hand=$!
+node benches/peer_hop.mjs "127.0.0.1:$node_port" "http://127.0.0.1:$backend" > "$dir/node.log" 2>&1 &
+node=$!
 sleep 1
 
 ticks() { # CPU clock ticks used so far by the processes given
@@ -142,6 +180,9 @@ for _ in $(seq "$rounds"); do
   fi
   measure "bare hyper-util" "http://127.0.0.1:$hyper" "$dir/nginx.lua" "$bare"
   measure "hyper, in one task" "http://127.0.0.1:$floor" "$dir/nginx.lua" "$inline"
+  measure "axum + hyper-util pass-through" "http://127.0.0.1:$passing_port" "$dir/nginx.lua" "$passing"
+  measure "axum + reqwest BFF, by hand" "http://127.0.0.1:$by_hand_port" "$dir/courier.lua" "$by_hand"
+  measure "Node BFF (http + fetch), by hand" "http://127.0.0.1:$node_port" "$dir/courier.lua" "$node"
 done
 
 count() { # NAME PORT SCRIPT COMMAND...: instructions per request under callgrind
@@ -160,7 +201,8 @@ count() { # NAME PORT SCRIPT COMMAND...: instructions per request under callgrin
 }
 
 if $callgrind; then
-  kill "$serve" "$bare" "$inline"; wait "$serve" "$bare" "$inline" 2>/dev/null || true
+  kill "$serve" "$bare" "$inline" "$passing" "$by_hand" "$node"
+  wait "$serve" "$bare" "$inline" "$passing" "$by_hand" "$node" 2>/dev/null || true
   echo
   count "courier serve --threads 1" "$courier" "$dir/courier.lua" \
     "$bin" serve -c "$dir/courier.toml" -l "127.0.0.1:$courier" --threads 1
