@@ -112,7 +112,7 @@ impl std::error::Error for WireError {}
 ///
 /// Named fields rather than a map: reading them is on every proxied call's path, and a map of
 /// owned names hashed its keys and allocated for each (6,400 instructions of a proxied call's
-/// 87,000 under `valgrind --tool=callgrind`, BENCHMARKS.md, "The proxy hop").
+/// 87,000 under `valgrind --tool=callgrind`, docs/benchmarks-history.md, "The proxy hop as a process").
 #[derive(Debug, Default, PartialEq, Eq)]
 pub struct WireQuery {
     /// `_s`.
@@ -222,7 +222,7 @@ impl WireQuery {
 /// The one optimisation of the wire reading: a pair with neither `%` nor `+` decodes to itself,
 /// so it is borrowed as it is, and only other pairs go through `form_urlencoded`. The
 /// protocol's own parameters seldom need decoding; decoding every pair cost about 2,000 of a
-/// proxied read's instructions (callgrind, BENCHMARKS.md, "One thread per connection's work").
+/// proxied read's instructions (callgrind, docs/benchmarks-history.md, "One thread per connection's work").
 fn pairs(query: &str) -> impl Iterator<Item = (Cow<'_, str>, Cow<'_, str>)> {
     query
         .split('&')

@@ -307,7 +307,7 @@ impl Proxy {
     /// open, its streams and sockets — as nginx's worker processes serve theirs. The tasks of
     /// one connection then wake one another within a thread, which a work-stealing runtime
     /// does across threads: on the same load the proxy spends about a quarter less CPU per
-    /// request (BENCHMARKS.md, "One thread per connection's work"). `courier serve` serves
+    /// request (docs/benchmarks-history.md, "One thread per connection's work"). `courier serve` serves
     /// this way, one thread per CPU unless told otherwise (`--threads`).
     ///
     /// ```

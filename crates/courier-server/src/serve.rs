@@ -156,7 +156,7 @@ impl Server {
 /// handed to, so its tasks wake one another within one thread, without the cross-thread
 /// wake-ups of a work-stealing runtime: 24.1–28.6 µs of CPU per proxied request on one
 /// single-threaded runtime against 32.3–38.6 µs on tokio's two-worker runtime (wrk,
-/// `benches/proxy_hop.sh`; BENCHMARKS.md, "One thread per connection's work").
+/// `benches/proxy_hop.sh`; docs/benchmarks-history.md, "One thread per connection's work").
 ///
 /// The accepting runtime hands each connection to the thread with the fewest open, so
 /// long-lived streams and sockets spread as requests do.

@@ -11,7 +11,7 @@
 //! step. Measured on `benches/client.rs` (callgrind, instructions per call on the client's
 //! thread, plain `http://`), this pool took a call from 39,250 to 33,741 instructions at
 //! concurrency 1 and from 43,301 to 37,996 at 64, and a proxied read from 59,834 to 53,903
-//! (BENCHMARKS.md, "Courier's own HTTP/1.1 pool").
+//! (docs/benchmarks-history.md, "Courier's own HTTP/1.1 pool").
 //!
 //! What it does, as hyper-util's client does it:
 //!
