@@ -14,7 +14,10 @@
 #
 # Loaded with wrk at 64 connections, every request another user's (distinct reads: nothing for
 # coalescing to share), each with the headers a browser sends with a `fetch` (user agent,
-# `accept-*`, two cookies, referer, `sec-fetch-*`, `sec-ch-ua*`). For each proxy, every round:
+# `accept-*`, two cookies, referer, `sec-fetch-*`, `sec-ch-ua*`); the calls to courier carry their
+# variables as the browser package sends them (`_v={"id":N}`, URL-encoded). Then the same from 64
+# signed-in users: each request with one user's session cookie and a request id of its own, and
+# courier's source with its session and forwarding on. For each proxy, every round:
 # requests per second, p50 and p99, and its CPU time per request (user and system, from
 # /proc/PID/stat over the measured 10 s). Then, with `--callgrind`, the instructions per request
 # of courier (`--threads 1`) and of the two bare proxies under `valgrind --tool=callgrind`
@@ -93,8 +96,28 @@ expose = true
 
 [sources.demo.groups.users.endpoints.get]
 get = "/:id"
+
+# The same endpoint for signed-in users: their session cookie and forwarded headers on each call.
+[sources.signed]
+base_url = "http://127.0.0.1:$backend"
+
+[sources.signed.session]
+cookies = ["sid"]
+
+[sources.signed.forward]
+request_id = true
+client_address = true
+user_agent = true
+locale = true
+
+[sources.signed.groups.users]
+prefix = "/users"
+expose = true
+
+[sources.signed.groups.users.endpoints.get]
+get = "/:id"
 EOF
-script() { # PATH_PREFIX FILE: every request another id, with the headers a browser sends
+script() { # PATH_PREFIX FILE [PATH_SUFFIX]: every request another id, with a browser's headers
   cat > "$2" <<EOF
 local n = 0
 local headers = {
@@ -113,12 +136,24 @@ local headers = {
 }
 request = function()
   n = n % 100000 + 1
-  return wrk.format(nil, "$1" .. n, headers)
+  if signed then
+    headers["Cookie"] = "sid=session-" .. (n % 64) .. "; theme=dark"
+    headers["X-Request-Id"] = "request-" .. n
+  end
+  return wrk.format(nil, "$1" .. n .. "${3:-}", headers)
 end
 EOF
 }
+signed() { # FILE: the script in FILE, from 64 signed-in users (a session cookie each, a request id)
+  { echo "signed = true"; cat "$1"; } > "${1%.lua}-signed.lua"
+}
 script "/users/" "$dir/nginx.lua"
-script "/api/request?_s=demo&_g=users&_m=get&_v=" "$dir/courier.lua"
+# The variables as the browser package sends them: `{"id":N}`, URL-encoded.
+script "/api/request?_s=demo&_g=users&_m=get&_v=%7B%22id%22%3A" "$dir/courier.lua" "%7D"
+script "/api/request?_s=signed&_g=users&_m=get&_v=%7B%22id%22%3A" "$dir/courier-users.lua" "%7D"
+signed "$dir/nginx.lua"
+signed "$dir/courier-users.lua"
+signed "$dir/courier.lua"
 
 nginx -p "$dir" -c "$dir/backend.conf" -g "daemon on;"
 nginx -p "$dir" -c "$dir/proxy.conf" -g "daemon on;"
@@ -183,6 +218,20 @@ for _ in $(seq "$rounds"); do
   measure "axum + hyper-util pass-through" "http://127.0.0.1:$passing_port" "$dir/nginx.lua" "$passing"
   measure "axum + reqwest BFF, by hand" "http://127.0.0.1:$by_hand_port" "$dir/courier.lua" "$by_hand"
   measure "Node BFF (http + fetch), by hand" "http://127.0.0.1:$node_port" "$dir/courier.lua" "$node"
+  # The same, from 64 signed-in users: courier with the session and forwarding on.
+  measure "nginx (one worker), signed in" "http://127.0.0.1:$proxy" "$dir/nginx-signed.lua" "$nginx_worker"
+  # shellcheck disable=SC2086 # one pid per worker
+  measure "nginx (two workers), signed in" "http://127.0.0.1:$proxy2" "$dir/nginx-signed.lua" $nginx_workers
+  measure "courier serve --threads 1, signed in" "http://127.0.0.1:$courier" "$dir/courier-users-signed.lua" "$serve"
+  measure "courier serve (one thread per CPU), signed in" "http://127.0.0.1:$courier2" "$dir/courier-users-signed.lua" "$serve2"
+  if [ -n "$before" ]; then
+    measure "courier serve, $COURIER_BEFORE, signed in" "http://127.0.0.1:$courier3" "$dir/courier-users-signed.lua" "$before"
+  fi
+  measure "bare hyper-util, signed in" "http://127.0.0.1:$hyper" "$dir/nginx-signed.lua" "$bare"
+  measure "hyper, in one task, signed in" "http://127.0.0.1:$floor" "$dir/nginx-signed.lua" "$inline"
+  measure "axum + hyper-util pass-through, signed in" "http://127.0.0.1:$passing_port" "$dir/nginx-signed.lua" "$passing"
+  measure "axum + reqwest BFF, by hand, signed in" "http://127.0.0.1:$by_hand_port" "$dir/courier-signed.lua" "$by_hand"
+  measure "Node BFF (http + fetch), by hand, signed in" "http://127.0.0.1:$node_port" "$dir/courier-signed.lua" "$node"
 done
 
 count() { # NAME PORT SCRIPT COMMAND...: instructions per request under callgrind
@@ -211,8 +260,12 @@ if $callgrind; then
     count "courier serve --threads 1, $COURIER_BEFORE" "$courier3" "$dir/courier.lua" \
       "$COURIER_BEFORE" serve -c "$dir/courier.toml" -l "127.0.0.1:$courier3" --threads 1
   fi
+  count "courier serve --threads 1, signed in" "$courier" "$dir/courier-users-signed.lua" \
+    "$bin" serve -c "$dir/courier.toml" -l "127.0.0.1:$courier" --threads 1
   count "bare hyper-util" "$hyper" "$dir/nginx.lua" \
     "$bare_bin" "127.0.0.1:$hyper" "http://127.0.0.1:$backend"
   count "hyper, in one task" "$floor" "$dir/nginx.lua" \
+    "$bare_bin" "127.0.0.1:$floor" "http://127.0.0.1:$backend" --inline
+  count "hyper, in one task, signed in" "$floor" "$dir/nginx-signed.lua" \
     "$bare_bin" "127.0.0.1:$floor" "http://127.0.0.1:$backend" --inline
 fi

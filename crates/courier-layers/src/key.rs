@@ -71,7 +71,21 @@ impl Key {
         headers.sort_by(|(a, _), (b, _)| a.as_str().cmp(b.as_str()));
 
         let uri = request.uri();
-        let mut key = Writer(Vec::with_capacity(128));
+        // Sized once: each field is its length (4 bytes) and its bytes.
+        let path = uri.path_and_query().map_or(0, |p| p.as_str().len());
+        let authority = uri.authority().map_or(0, |a| a.as_str().len());
+        let headers_len: usize = headers
+            .iter()
+            .map(|(name, value)| 8 + name.as_str().len() + value.len())
+            .sum();
+        let mut key = Writer(Vec::with_capacity(
+            24 + request.method().as_str().len()
+                + path
+                + uri.scheme_str().map_or(0, str::len)
+                + authority
+                + body.len()
+                + headers_len,
+        ));
         key.field(request.method().as_str().as_bytes())?;
         key.optional(uri.path_and_query().map(|p| p.as_str().as_bytes()))?;
         key.len(body.len())?;

@@ -161,6 +161,7 @@
 mod tests;
 
 use crate::FromMeta;
+use bytes::Bytes;
 use courier_core::context::ServedRequest;
 use courier_core::headers::never_crosses;
 use courier_core::{EndpointMeta, ForwardOptions, HeaderToggle};
@@ -168,6 +169,7 @@ use http::header::{
     ACCEPT_LANGUAGE, CONTENT_ENCODING, CONTENT_LENGTH, CONTENT_TYPE, COOKIE, USER_AGENT,
 };
 use http::{HeaderMap, HeaderName, HeaderValue, Request};
+use std::io::Write as _;
 use std::sync::Arc;
 use std::task::{Context, Poll};
 use tower::{Layer, Service};
@@ -401,16 +403,21 @@ impl Config {
             ClientAddress::Off => {}
             ClientAddress::ForwardedFor => {
                 if let (false, Some(peer)) = (to.contains_key(&X_FORWARDED_FOR), served.peer()) {
-                    let mut chain = Vec::new();
-                    for hop in from.get_all(&X_FORWARDED_FOR) {
+                    let hops = from.get_all(&X_FORWARDED_FOR);
+                    // The chain and the peer's address (at most 39 bytes), written in one buffer
+                    // that becomes the header's value.
+                    let mut chain =
+                        Vec::with_capacity(hops.iter().map(|h| h.len() + 2).sum::<usize>() + 39);
+                    for hop in hops {
                         let hop = hop.as_bytes().trim_ascii();
                         if !hop.is_empty() {
                             chain.extend_from_slice(hop);
                             chain.extend_from_slice(b", ");
                         }
                     }
-                    chain.extend_from_slice(peer.ip().to_canonical().to_string().as_bytes());
-                    if let Ok(chain) = HeaderValue::from_bytes(&chain) {
+                    // Writing to a `Vec` cannot fail.
+                    let _ = write!(chain, "{}", peer.ip().to_canonical());
+                    if let Ok(chain) = HeaderValue::from_maybe_shared(Bytes::from(chain)) {
                         to.insert(X_FORWARDED_FOR, chain);
                     }
                 }

@@ -245,7 +245,15 @@ impl Config {
 
         if !headers.contains_key(COOKIE) || add_to_cookies {
             let existing = headers.get(COOKIE).map(|value| value.as_bytes().to_vec());
-            let mut cookie = existing.clone().unwrap_or_default();
+            // Room for the browser's cookies too, the most that can be taken from them.
+            let browser = from
+                .get_all(COOKIE)
+                .iter()
+                .map(HeaderValue::len)
+                .sum::<usize>();
+            let mut cookie =
+                Vec::with_capacity(existing.as_ref().map_or(0, Vec::len) + browser + 2);
+            cookie.extend_from_slice(existing.as_deref().unwrap_or_default());
             let taken = |name: &[u8]| {
                 existing.as_deref().is_some_and(|header| {
                     header
@@ -264,7 +272,7 @@ impl Config {
                 }
             }
             if !cookie.is_empty() {
-                if let Ok(value) = sensitive(&cookie) {
+                if let Ok(value) = sensitive(cookie) {
                     headers.insert(COOKIE, value);
                 }
             }
@@ -277,7 +285,7 @@ impl Config {
                     .map(|(_, value)| unquote(value))
                     .filter(|value| !value.is_empty());
                 if let Some(token) = token {
-                    if let Ok(value) = sensitive(&[b"Bearer ", token].concat()) {
+                    if let Ok(value) = sensitive([b"Bearer ", token].concat()) {
                         headers.insert(AUTHORIZATION, value);
                     }
                 }

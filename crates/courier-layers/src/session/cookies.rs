@@ -44,8 +44,9 @@ pub(super) fn unquote(value: &[u8]) -> &[u8] {
         .unwrap_or(value)
 }
 
-pub(super) fn sensitive(bytes: &[u8]) -> Result<HeaderValue, http::header::InvalidHeaderValue> {
-    let mut value = HeaderValue::from_bytes(bytes)?;
+pub(super) fn sensitive(bytes: Vec<u8>) -> Result<HeaderValue, http::header::InvalidHeaderValue> {
+    // The buffer becomes the value: checked, not copied.
+    let mut value = HeaderValue::from_maybe_shared(bytes::Bytes::from(bytes))?;
     value.set_sensitive(true);
     Ok(value)
 }
