@@ -516,14 +516,17 @@ impl Client {
         crate::progress::watch_upload(&mut request, options);
         // Named by the error of a call that failed, with the endpoint.
         let (method, uri) = (request.method().clone(), request.uri().clone());
-        let answer = async {
-            let response = self.down_the_stack(endpoint, options, request).await?;
-            reading.head_came();
-            let api = &self.inner.api;
-            let read_as = ReadAs::Definition;
-            read::response(api, endpoint, response, head, read_as, &reading).await
-        };
-        let answered = reading.bound(answer).await;
+        // The answer's future made where it is bound: one held in a local and then moved into
+        // `bound`'s was kept twice in this future's state (5,048 bytes where 2,848 do).
+        let answered = reading
+            .bound(async {
+                let response = self.down_the_stack(endpoint, options, request).await?;
+                reading.head_came();
+                let api = &self.inner.api;
+                let read_as = ReadAs::Definition;
+                read::response(api, endpoint, response, head, read_as, &reading).await
+            })
+            .await;
         answered.map_err(|e| e.with_request(method, uri))
     }
 }
@@ -642,8 +645,9 @@ impl Client {
         let reading = Reading::of(&mut meta);
         request.extensions_mut().insert(meta);
         let (method, uri) = (request.method().clone(), request.uri().clone());
-        let head = self.down_the_stack(endpoint, options, request);
-        let answered = reading.bound(head).await;
+        let answered = reading
+            .bound(self.down_the_stack(endpoint, options, request))
+            .await;
         answered.map_err(|e| e.with_request(method, uri))
     }
 
