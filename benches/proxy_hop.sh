@@ -22,7 +22,8 @@
 # /proc/PID/stat over the measured 10 s). Then, with `--callgrind`, the instructions per request
 # of courier (`--threads 1`) and of the two bare proxies under `valgrind --tool=callgrind`
 # (counted after a warm-up, over 15 s of wrk at 8 connections), which do not move with the
-# machine's load.
+# machine's load, and where courier's go beyond the floor's, part by part
+# (benches/callgrind_parts.py).
 #
 #   bash benches/proxy_hop.sh [--callgrind] [ROUNDS]
 #
@@ -236,7 +237,8 @@ done
 
 count() { # NAME PORT SCRIPT COMMAND...: instructions per request under callgrind
   local name=$1 port=$2 lua=$3; shift 3
-  valgrind --tool=callgrind --callgrind-out-file="$dir/cg-$port" "$@" > "$dir/vg-$port.log" 2>&1 &
+  local out="$dir/cg-$(echo "$name" | tr -c 'a-zA-Z0-9\n' '-')"
+  valgrind --tool=callgrind --callgrind-out-file="$out" "$@" > "$dir/vg-$port.log" 2>&1 &
   local pid=$! requests instructions
   sleep 6
   wrk -t1 -c8 -d4s -s "$lua" "http://127.0.0.1:$port" > /dev/null
@@ -245,8 +247,15 @@ count() { # NAME PORT SCRIPT COMMAND...: instructions per request under callgrin
   callgrind_control -d "$pid" > /dev/null 2>&1
   sleep 1
   kill "$pid"; wait "$pid" 2>/dev/null || true
-  instructions=$(callgrind_annotate "$dir/cg-$port.1" 2>/dev/null | awk '/PROGRAM TOTALS/ {gsub(",", "", $1); print $1}')
+  instructions=$(callgrind_annotate "$out.1" 2>/dev/null | awk '/PROGRAM TOTALS/ {gsub(",", "", $1); print $1}')
+  echo "$requests" > "$out.requests"
   echo "$name under callgrind: $requests requests, $((instructions / requests)) instructions each"
+}
+parts() { # COURIER_NAME FLOOR_NAME: where courier's instructions go beyond the floor's, part by part
+  local courier="$dir/cg-$(echo "$1" | tr -c 'a-zA-Z0-9\n' '-')" floor="$dir/cg-$(echo "$2" | tr -c 'a-zA-Z0-9\n' '-')"
+  echo
+  echo "$1 beside $2, each part's own instructions per request:"
+  python3 benches/callgrind_parts.py "$courier.1" "$(cat "$courier.requests")" "$floor.1" "$(cat "$floor.requests")"
 }
 
 if $callgrind; then
@@ -268,4 +277,6 @@ if $callgrind; then
     "$bare_bin" "127.0.0.1:$floor" "http://127.0.0.1:$backend" --inline
   count "hyper, in one task, signed in" "$floor" "$dir/nginx-signed.lua" \
     "$bare_bin" "127.0.0.1:$floor" "http://127.0.0.1:$backend" --inline
+  parts "courier serve --threads 1" "hyper, in one task"
+  parts "courier serve --threads 1, signed in" "hyper, in one task, signed in"
 fi
