@@ -174,9 +174,14 @@ impl Pool {
     }
 
     /// Sends `request` on a pooled connection to its origin or a new one.
+    ///
+    /// `request` is the argument itself, not rebound to a local: rebound, it was kept twice in
+    /// the future (1,128 bytes where 872 do, which puts the boxed future inside glibc's
+    /// per-thread cache): 33,282 → 32,967 instructions a direct call at c1, 37,451 → 37,235 at
+    /// c64 (callgrind, `benches/client.rs`).
     pub(crate) async fn send(
         self: Arc<Self>,
-        request: Request<Body>,
+        mut request: Request<Body>,
     ) -> Result<Response<Body>, BoxError> {
         let https = match request.uri().scheme() {
             Some(scheme) if *scheme == Scheme::HTTPS => true,
@@ -187,7 +192,6 @@ impl Pool {
             return Err(Box::new(NoHost));
         };
         let origin = Origin { https, authority };
-        let mut request = request;
         loop {
             let (mut sender, reused) = match self.checkout(&origin) {
                 Some(sender) => (sender, true),
