@@ -118,8 +118,11 @@ pub(crate) async fn response<R: FromResponse>(
                         .map_err(|e| Error::decode(parts.status, e))?,
                 ),
                 ResponseType::Bytes => ResponseBody::Bytes(bytes),
+                // Boxed: a form answer is rare, and its reading's future, in place, made every
+                // call's larger: this reading's future 1,896 → 520 bytes, a typed call's `send`
+                // 2,848 → 2,056 (memory held per call in flight; instructions unchanged).
                 ResponseType::Form => ResponseBody::Form(
-                    crate::form::read(api, &parts.headers, bytes)
+                    Box::pin(crate::form::read(api, &parts.headers, bytes))
                         .await
                         .map_err(|e| Error::decode(parts.status, e))?,
                 ),
