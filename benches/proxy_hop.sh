@@ -205,34 +205,26 @@ nginx_worker=$(pgrep -P "$(cat "$dir/proxy.pid")")
 nginx_workers=$(pgrep -P "$(cat "$dir/proxy2.pid")" | tr '\n' ' ')
 echo "| proxy | requests/s | p50 | p99 | its CPU per request |"
 echo "|---|---|---|---|---|"
+round() { # SUFFIX PROXIED COURIER BY_HAND: every proxy on one load, each with its wrk script
+  local suffix=$1 proxied=$2 courier_lua=$3 by_hand_lua=$4
+  measure "nginx (one worker)$suffix" "http://127.0.0.1:$proxy" "$proxied" "$nginx_worker"
+  # shellcheck disable=SC2086 # one pid per worker
+  measure "nginx (two workers)$suffix" "http://127.0.0.1:$proxy2" "$proxied" $nginx_workers
+  measure "courier serve --threads 1$suffix" "http://127.0.0.1:$courier" "$courier_lua" "$serve"
+  measure "courier serve (one thread per CPU)$suffix" "http://127.0.0.1:$courier2" "$courier_lua" "$serve2"
+  if [ -n "$before" ]; then
+    measure "courier serve, $COURIER_BEFORE$suffix" "http://127.0.0.1:$courier3" "$courier_lua" "$before"
+  fi
+  measure "bare hyper-util$suffix" "http://127.0.0.1:$hyper" "$proxied" "$bare"
+  measure "hyper, in one task$suffix" "http://127.0.0.1:$floor" "$proxied" "$inline"
+  measure "axum + hyper-util pass-through$suffix" "http://127.0.0.1:$passing_port" "$proxied" "$passing"
+  measure "axum + reqwest BFF, by hand$suffix" "http://127.0.0.1:$by_hand_port" "$by_hand_lua" "$by_hand"
+  measure "Node BFF (http + fetch), by hand$suffix" "http://127.0.0.1:$node_port" "$by_hand_lua" "$node"
+}
 for _ in $(seq "$rounds"); do
-  measure "nginx (one worker)" "http://127.0.0.1:$proxy" "$dir/nginx.lua" "$nginx_worker"
-  # shellcheck disable=SC2086 # one pid per worker
-  measure "nginx (two workers)" "http://127.0.0.1:$proxy2" "$dir/nginx.lua" $nginx_workers
-  measure "courier serve --threads 1" "http://127.0.0.1:$courier" "$dir/courier.lua" "$serve"
-  measure "courier serve (one thread per CPU)" "http://127.0.0.1:$courier2" "$dir/courier.lua" "$serve2"
-  if [ -n "$before" ]; then
-    measure "courier serve, $COURIER_BEFORE" "http://127.0.0.1:$courier3" "$dir/courier.lua" "$before"
-  fi
-  measure "bare hyper-util" "http://127.0.0.1:$hyper" "$dir/nginx.lua" "$bare"
-  measure "hyper, in one task" "http://127.0.0.1:$floor" "$dir/nginx.lua" "$inline"
-  measure "axum + hyper-util pass-through" "http://127.0.0.1:$passing_port" "$dir/nginx.lua" "$passing"
-  measure "axum + reqwest BFF, by hand" "http://127.0.0.1:$by_hand_port" "$dir/courier.lua" "$by_hand"
-  measure "Node BFF (http + fetch), by hand" "http://127.0.0.1:$node_port" "$dir/courier.lua" "$node"
-  # The same, from 64 signed-in users: courier with the session and forwarding on.
-  measure "nginx (one worker), signed in" "http://127.0.0.1:$proxy" "$dir/nginx-signed.lua" "$nginx_worker"
-  # shellcheck disable=SC2086 # one pid per worker
-  measure "nginx (two workers), signed in" "http://127.0.0.1:$proxy2" "$dir/nginx-signed.lua" $nginx_workers
-  measure "courier serve --threads 1, signed in" "http://127.0.0.1:$courier" "$dir/courier-users-signed.lua" "$serve"
-  measure "courier serve (one thread per CPU), signed in" "http://127.0.0.1:$courier2" "$dir/courier-users-signed.lua" "$serve2"
-  if [ -n "$before" ]; then
-    measure "courier serve, $COURIER_BEFORE, signed in" "http://127.0.0.1:$courier3" "$dir/courier-users-signed.lua" "$before"
-  fi
-  measure "bare hyper-util, signed in" "http://127.0.0.1:$hyper" "$dir/nginx-signed.lua" "$bare"
-  measure "hyper, in one task, signed in" "http://127.0.0.1:$floor" "$dir/nginx-signed.lua" "$inline"
-  measure "axum + hyper-util pass-through, signed in" "http://127.0.0.1:$passing_port" "$dir/nginx-signed.lua" "$passing"
-  measure "axum + reqwest BFF, by hand, signed in" "http://127.0.0.1:$by_hand_port" "$dir/courier-signed.lua" "$by_hand"
-  measure "Node BFF (http + fetch), by hand, signed in" "http://127.0.0.1:$node_port" "$dir/courier-signed.lua" "$node"
+  round "" "$dir/nginx.lua" "$dir/courier.lua" "$dir/courier.lua"
+  # The same from 64 signed-in users: courier's source with its session and forwarding on.
+  round ", signed in" "$dir/nginx-signed.lua" "$dir/courier-users-signed.lua" "$dir/courier-signed.lua"
 done
 
 count() { # NAME PORT SCRIPT COMMAND...: instructions per request under callgrind

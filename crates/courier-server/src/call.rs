@@ -162,14 +162,7 @@ fn answer(
     let browser_cache = browser_rule
         .and_then(|rule| rule.for_browser(upstream.status(), upstream.headers()))
         .map(|control| (control, upstream.headers().get(AGE).cloned()));
-    let mut response = upstream.map(AxumBody::new);
-    // The browser's connection has its own HTTP version: an HTTP/1.0 upstream's would make hyper
-    // answer HTTP/1.1 browsers in HTTP/1.0 and close each connection.
-    *response.version_mut() = http::Version::default();
-    // The answer goes back with the allowed headers and the message headers only.
-    proxy
-        .allow
-        .filter_response(response.headers_mut(), Some(endpoint.meta()));
+    let mut response = for_browser(upstream, &proxy.allow, endpoint.meta());
     // The answer's content type says how the source reads it, so that a caller that decodes by
     // content type (the routes and boundary forms, the browser package) reads what a direct call
     // reads.
@@ -315,11 +308,21 @@ pub(crate) fn respond(
     allow: &AllowHeadersLayer,
     meta: &courier_core::EndpointMeta,
 ) -> Response {
+    with_served_headers(for_browser(upstream, allow, meta))
+}
+
+/// The upstream's response as the browser gets it: the body streamed, the browser connection's
+/// own HTTP version (an HTTP/1.0 upstream's would make hyper answer HTTP/1.1 browsers in
+/// HTTP/1.0 and close each connection), the allowed headers and the message headers only.
+fn for_browser(
+    upstream: http::Response<courier_core::Body>,
+    allow: &AllowHeadersLayer,
+    meta: &courier_core::EndpointMeta,
+) -> Response {
     let mut response = upstream.map(AxumBody::new);
-    // The browser's connection has its own HTTP version (see `serve_call`).
     *response.version_mut() = http::Version::default();
     allow.filter_response(response.headers_mut(), Some(meta));
-    with_served_headers(response)
+    response
 }
 
 /// `response` with what the call's layers added for the browser, brought back in the upstream

@@ -288,15 +288,10 @@ impl<A> AllowHeadersLayer<A> {
         headers: &HeaderMap,
         meta: Option<&EndpointMeta>,
     ) -> Vec<HeaderName> {
-        let allowed = self.allowed(meta);
         let hop_by_hop = named_by_connection(headers);
-        allowed
+        self.allowed(meta)
             .into_iter()
-            .filter(|name| {
-                headers.contains_key(name)
-                    && !self.rules.source.contains(name)
-                    && !hop_by_hop.contains(name)
-            })
+            .filter(|name| headers.contains_key(name) && self.crosses_in(name, &hop_by_hop))
             .collect()
     }
 
@@ -312,10 +307,14 @@ impl<A> AllowHeadersLayer<A> {
         // hop-by-hop for this message only.
         let hop_by_hop = named_by_connection(headers);
         retain(headers, |name| {
-            allowed.contains(name)
-                && !self.rules.source.contains(name)
-                && !hop_by_hop.contains(name)
+            allowed.contains(name) && self.crosses_in(name, &hop_by_hop)
         });
+    }
+
+    /// Whether an allowed name of a browser's request may go upstream: not one the source sets
+    /// itself, nor one this message's `connection` names.
+    fn crosses_in(&self, name: &HeaderName, hop_by_hop: &[HeaderName]) -> bool {
+        !self.rules.source.contains(name) && !hop_by_hop.contains(name)
     }
 }
 
