@@ -20,6 +20,17 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
+/// A call served without axum's router ([`Proxy::serve`]'s call route; the
+/// [`serve`](crate::serve) module says why): the handler's extractors, then the handler.
+pub(crate) async fn serve_at_front(proxy: Arc<Proxy>, request: Request<AxumBody>) -> Response {
+    use axum::extract::FromRequestParts;
+    let (mut parts, body) = request.into_parts();
+    let addressed = Addressed::from_request_parts(&mut parts, &proxy).await;
+    serve_call(State(proxy), addressed, Request::from_parts(parts, body))
+        .await
+        .into_response()
+}
+
 pub(crate) async fn serve_call(
     State(proxy): State<Arc<Proxy>>,
     addressed: Result<Addressed, Refusal>,

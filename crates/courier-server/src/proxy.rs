@@ -341,6 +341,11 @@ impl Proxy {
     /// When a source's client cannot be built (its transport: a bad certificate or proxy), or
     /// the path given to [`Proxy::browser_package`] cannot be.
     pub fn into_router(self) -> Result<Router, ProxyError> {
+        self.into_router_and_state().map(|(router, _)| router)
+    }
+
+    /// The router, and the proxy as its handlers' state.
+    fn into_router_and_state(self) -> Result<(Router, Arc<Proxy>), ProxyError> {
         if let Some(failed) = self.failed {
             return Err(ProxyError(failed));
         }
@@ -366,7 +371,8 @@ impl Proxy {
         if let Some(dir) = &self.static_dir {
             router = router.fallback_service(nosniff().layer(ServeDir::new(dir)));
         }
-        Ok(router.with_state(Arc::new(self)))
+        let proxy = Arc::new(self);
+        Ok((router.with_state(Arc::clone(&proxy)), proxy))
     }
 
     /// Serves the proxy alone on `listener` until its [`Shutdown`] is begun
@@ -397,7 +403,9 @@ impl Proxy {
     ///
     /// As [`Proxy::into_router`].
     pub async fn serve(self, listener: tokio::net::TcpListener) -> Result<(), ProxyError> {
-        self.serve_with(listener, |router| router).await
+        let path = Arc::from(self.http_path.as_str());
+        let front = |router, proxy| (router, Some(serve::CallRoute { path, proxy }));
+        self.serve_app(listener, front).await
     }
 
     /// Serves the app `app` makes of the proxy's router — the proxy nested in an app's own
@@ -428,11 +436,23 @@ impl Proxy {
         listener: tokio::net::TcpListener,
         app: impl FnOnce(Router) -> Router,
     ) -> Result<(), ProxyError> {
+        self.serve_app(listener, |router, _| (app(router), None))
+            .await
+    }
+
+    /// Serves the app `app` makes of the proxy's router and the proxy, with the call route
+    /// served ahead of it when `app` names one ([`serve::CallRoute`]).
+    async fn serve_app(
+        self,
+        listener: tokio::net::TcpListener,
+        app: impl FnOnce(Router, Arc<Proxy>) -> (Router, Option<serve::CallRoute>),
+    ) -> Result<(), ProxyError> {
         let header_read_timeout = self.header_read_timeout;
         let stop = self.shutdown.clone();
         let threads = self.worker_threads;
-        let router = app(self.into_router()?);
-        serve::serve(listener, router, header_read_timeout, stop, threads)
+        let (router, proxy) = self.into_router_and_state()?;
+        let (router, calls) = app(router, proxy);
+        serve::serve(listener, router, calls, header_read_timeout, stop, threads)
             .await
             .map_err(|e| ProxyError(format!("cannot start a worker thread: {e}")))
     }

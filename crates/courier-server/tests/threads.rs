@@ -2,7 +2,7 @@
 //! serves it), over real sockets on 127.0.0.1: each connection goes to the thread with the
 //! fewest open and is served there to its end; calls on many connections are answered; a
 //! graceful stop lets the calls in flight finish and then ends the threads; a dropped serving
-//! future cuts them off.
+//! future cuts them off. The call route, served ahead of the router, answers as the router does.
 
 use axum::extract::Path;
 use axum::routing::get;
@@ -110,8 +110,13 @@ async fn open_stream(addr: SocketAddr) -> (TcpStream, String) {
 
 /// One GET of `target` on a connection of its own, read to its end.
 async fn get_once(addr: SocketAddr, target: &str) -> String {
+    send_once(addr, "GET", target).await
+}
+
+/// One `method` request of `target` on a connection of its own, read to its end.
+async fn send_once(addr: SocketAddr, method: &str, target: &str) -> String {
     let mut tcp = TcpStream::connect(addr).await.unwrap();
-    let request = format!("GET {target} HTTP/1.1\r\nhost: app\r\nconnection: close\r\n\r\n");
+    let request = format!("{method} {target} HTTP/1.1\r\nhost: app\r\nconnection: close\r\n\r\n");
     tcp.write_all(request.as_bytes()).await.unwrap();
     let mut response = Vec::new();
     tokio::time::timeout(Duration::from_secs(10), tcp.read_to_end(&mut response))
@@ -119,6 +124,73 @@ async fn get_once(addr: SocketAddr, target: &str) -> String {
         .expect("the answer within 10 s")
         .unwrap();
     String::from_utf8_lossy(&response).into_owned()
+}
+
+/// `Proxy::serve` serves its call route ahead of the router; what it answers there, and next to
+/// it, is what the router answers (`Proxy::serve_with`, the router as it is), refusals included.
+#[tokio::test]
+async fn the_call_route_served_ahead_of_the_router_answers_as_the_router_does() {
+    let upstream = upstream().await;
+    let ahead = {
+        let proxy = Proxy::new().source("demo", api(upstream));
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        tokio::spawn(proxy.serve(listener));
+        addr
+    };
+    let routed = {
+        let proxy = Proxy::new().source("demo", api(upstream));
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        tokio::spawn(proxy.serve_with(listener, |router| router));
+        addr
+    };
+    // The answer's status line, its headers but `date` (which moves between the two) in order of
+    // name (hyper writes a `content-length` it adds after the others, axum's router before) and
+    // its body.
+    let normal = |answer: String| {
+        let (head, body) = answer.split_once("\r\n\r\n").expect("a whole answer");
+        let mut lines: Vec<&str> = head.split("\r\n").collect();
+        lines[1..].sort_unstable();
+        lines.retain(|line| !line.starts_with("date:"));
+        format!("{}\r\n\r\n{body}", lines.join("\r\n"))
+    };
+    let requests = [
+        (
+            "GET",
+            "/api/request?_s=demo&_g=users&_m=get&_v=%7B%22id%22%3A7%7D",
+        ),
+        ("POST", "/api/request?_s=demo&_g=users&_m=get"),
+        ("PUT", "/api/request?_s=demo&_g=users&_m=get"),
+        ("DELETE", "/api/request"),
+        ("GET", "/api/request?_s=demo&_g=users&_m=nobody"),
+        ("GET", "/api/request?_s=other&_g=users&_m=get"),
+        ("GET", "/api/request?_s=demo&_s=demo&_g=users&_m=get"),
+        ("GET", "/api/request?_s=demo&_g=users&_m=get&_v=%7B"),
+        (
+            "GET",
+            "/api/request?_s=demo&_g=users&_m=get&_v=%7B%22id%22%3A7%7D&_t=soon",
+        ),
+        ("GET", "/api/request?_s=demo&_g=users&_m=thread"),
+        ("GET", "/api/request"),
+        ("GET", "/api/request/"),
+        ("GET", "/api/requests?_s=demo&_g=users&_m=get"),
+        ("GET", "/api/Request?_s=demo&_g=users&_m=get"),
+        ("GET", "/api/%72equest?_s=demo&_g=users&_m=get"),
+    ];
+    for (method, target) in requests {
+        let ahead = normal(send_once(ahead, method, target).await);
+        let routed = normal(send_once(routed, method, target).await);
+        assert_eq!(ahead, routed, "{method} {target}");
+    }
+    let read = send_once(
+        ahead,
+        "GET",
+        "/api/request?_s=demo&_g=users&_m=get&_v=%7B%22id%22%3A7%7D",
+    )
+    .await;
+    assert!(read.starts_with("HTTP/1.1 200 OK\r\n"), "{read}");
+    assert!(read.ends_with(r#"{"id":7}"#), "{read}");
 }
 
 #[tokio::test]

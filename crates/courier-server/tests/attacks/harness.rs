@@ -202,25 +202,27 @@ impl Site {
     }
 }
 
-/// The proxy as `courier serve` runs it (on worker threads of its own), in front of a fresh
-/// recording upstream.
+/// The proxy as `courier serve` runs it (`Proxy::serve`, its call route ahead of the router, on
+/// worker threads of its own), in front of a fresh recording upstream.
 pub(crate) async fn site() -> Site {
-    site_of(|router| router, None, 2).await
+    site_of(None, None, 2).await
 }
 
 /// As [`site`], the proxy's router made into an app by `app` (an axum app mounting `Proxy`).
 pub(crate) async fn site_with(app: fn(Router) -> Router) -> Site {
-    site_of(app, None, 0).await
+    site_of(Some(app), None, 0).await
 }
 
 /// As [`site`], the proxy also serving the files under `dir` (`Proxy::static_dir`).
 pub(crate) async fn site_with_files(dir: &std::path::Path) -> Site {
-    site_of(|router| router, Some(dir), 2).await
+    site_of(None, Some(dir), 2).await
 }
 
-/// `threads`: the proxy's worker threads, or `0` to serve on the test's runtime.
+/// `app`: what makes an app of the proxy's router (`Proxy::serve_with`), or none for the proxy
+/// alone (`Proxy::serve`); `threads`: the proxy's worker threads, or `0` to serve on the
+/// test's runtime.
 async fn site_of(
-    app: fn(Router) -> Router,
+    app: Option<fn(Router) -> Router>,
     files: Option<&std::path::Path>,
     threads: usize,
 ) -> Site {
@@ -239,7 +241,10 @@ async fn site_of(
     let stop = proxy.shutdown_handle();
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
-    tokio::spawn(proxy.serve_with(listener, app));
+    match app {
+        Some(app) => tokio::spawn(proxy.serve_with(listener, app)),
+        None => tokio::spawn(proxy.serve(listener)),
+    };
     Site {
         proxy: addr,
         upstream: recorder,
