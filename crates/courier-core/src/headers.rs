@@ -86,15 +86,21 @@ pub fn why_never_crosses(name: &str) -> Option<&'static str> {
 /// anyway: the usual `Connection: keep-alive` gives an empty list, and nothing is allocated, as
 /// without a `connection` header.
 pub fn named_by_connection(headers: &HeaderMap) -> Vec<HeaderName> {
-    headers
-        .get_all(CONNECTION)
-        .iter()
-        .filter_map(|value| value.to_str().ok())
-        .flat_map(|value| value.split(','))
-        .map(str::trim)
-        .filter(|token| !names_hop_by_hop(token))
-        .filter_map(|token| HeaderName::from_bytes(token.as_bytes()).ok())
-        .collect()
+    let mut named = Vec::new();
+    for value in headers.get_all(CONNECTION) {
+        let Ok(value) = value.to_str() else {
+            continue;
+        };
+        for token in value.split(',').map(str::trim) {
+            if names_hop_by_hop(token) {
+                continue;
+            }
+            if let Ok(name) = HeaderName::from_bytes(token.as_bytes()) {
+                named.push(name);
+            }
+        }
+    }
+    named
 }
 
 /// RFC 9110's `tchar`: a byte of a token, such as a cookie's name.

@@ -445,7 +445,11 @@ pub fn read_error_body(value: &Value) -> Option<(&str, Option<&str>)> {
 /// Whether a `content-type` is JSON: `application/json` or any `+json` type
 /// (`application/problem+json`, say), parameters and case aside.
 pub fn is_json_media_type(content_type: &str) -> bool {
-    let essence = content_type.split(';').next().unwrap_or_default().trim();
+    let essence = match content_type.bytes().position(|b| b == b';') {
+        Some(end) => &content_type[..end],
+        None => content_type,
+    }
+    .trim();
     let bytes = essence.as_bytes();
     essence.eq_ignore_ascii_case("application/json")
         || (bytes.len() >= 5 && bytes[bytes.len() - 5..].eq_ignore_ascii_case(b"+json"))

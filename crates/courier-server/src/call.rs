@@ -177,9 +177,13 @@ fn answer(
     // The answer's content type says how the source reads it, so that a caller that decodes by
     // content type (the routes and boundary forms, the browser package) reads what a direct call
     // reads.
-    let read_as = read_as_content_type(http, api.options());
-    if response.status().is_success() && !same_reading(&read_as, &response) {
-        response.headers_mut().insert(CONTENT_TYPE, read_as);
+    let read_as = http
+        .response_type_override()
+        .unwrap_or(api.options().response_type);
+    if response.status().is_success() && !same_reading(read_as, &response) {
+        response
+            .headers_mut()
+            .insert(CONTENT_TYPE, content_type_read_as(read_as));
     }
     if let Some((control, age)) = browser_cache {
         response.headers_mut().insert(CACHE_CONTROL, control);
@@ -192,16 +196,10 @@ fn answer(
 
 /// The content type the proxy gives an endpoint's successful answers, so that a caller that
 /// reads by content type (the routes and boundary forms, the browser package) reads what a
-/// direct call reads: the endpoint's `response_type`, else the source's. A custom
+/// direct call reads: that of the endpoint's `response_type`, else the source's. A custom
 /// `response_parser` cannot cross the proxy: such a caller reads the answer by this content type,
 /// not by the parser.
-fn read_as_content_type(
-    http: &courier_core::HttpEndpoint,
-    source: &courier_core::SourceOptions,
-) -> http::HeaderValue {
-    let kind = http
-        .response_type_override()
-        .unwrap_or(source.response_type);
+fn content_type_read_as(kind: ResponseType) -> http::HeaderValue {
     http::HeaderValue::from_static(match kind {
         ResponseType::Json => "application/json",
         ResponseType::Text => "text/plain; charset=utf-8",
@@ -212,16 +210,13 @@ fn read_as_content_type(
 
 /// Whether `response`'s own content type is read as `read_as` is anyway: a JSON answer of any
 /// JSON type (`application/problem+json`, say) keeps its own.
-fn same_reading(read_as: &http::HeaderValue, response: &Response) -> bool {
-    let json = courier_core::wire::is_json_media_type;
-    let own = response
-        .headers()
-        .get(CONTENT_TYPE)
-        .and_then(|v| v.to_str().ok());
-    match (read_as.to_str(), own) {
-        (Ok(read_as), Some(own)) if json(read_as) => json(own),
-        _ => false,
-    }
+fn same_reading(read_as: ResponseType, response: &Response) -> bool {
+    read_as == ResponseType::Json
+        && response
+            .headers()
+            .get(CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+            .is_some_and(courier_core::wire::is_json_media_type)
 }
 
 /// A POST's whole body, within the proxy's limits: a declared `content-length` over the body
