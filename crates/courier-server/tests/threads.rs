@@ -163,6 +163,8 @@ async fn the_call_route_served_ahead_of_the_router_answers_as_the_router_does() 
         ("POST", "/api/request?_s=demo&_g=users&_m=get"),
         ("PUT", "/api/request?_s=demo&_g=users&_m=get"),
         ("DELETE", "/api/request"),
+        ("HEAD", "/api/request?_s=demo&_g=users&_m=get"),
+        ("OPTIONS", "/api/request?_s=demo&_g=users&_m=get"),
         ("GET", "/api/request?_s=demo&_g=users&_m=nobody"),
         ("GET", "/api/request?_s=other&_g=users&_m=get"),
         ("GET", "/api/request?_s=demo&_s=demo&_g=users&_m=get"),
