@@ -15,8 +15,8 @@ use std::process::ExitCode;
 
 /// mimalloc rather than the system's allocator: a request through `courier serve` allocates and
 /// frees often and from two threads, which glibc's malloc served in a fifth of a proxied read's
-/// instructions (docs/benchmarks-history.md, "The proxy hop as a process"). A binary's choice: the library leaves its
-/// users' own.
+/// instructions (docs/benchmarks-history.md, "The proxy hop as a process"). A binary's choice:
+/// the library leaves its users' own.
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 

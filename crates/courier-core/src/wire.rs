@@ -222,7 +222,8 @@ impl WireQuery {
 /// The one optimisation of the wire reading: a pair with neither `%` nor `+` decodes to itself,
 /// so it is borrowed as it is, and only other pairs go through `form_urlencoded`. The
 /// protocol's own parameters seldom need decoding; decoding every pair cost about 2,000 of a
-/// proxied read's instructions (callgrind, docs/benchmarks-history.md, "One thread per connection's work").
+/// proxied read's instructions (callgrind, docs/benchmarks-history.md, "One thread per
+/// connection's work").
 fn pairs(query: &str) -> impl Iterator<Item = (Cow<'_, str>, Cow<'_, str>)> {
     query
         .split('&')

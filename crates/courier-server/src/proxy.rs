@@ -307,8 +307,8 @@ impl Proxy {
     /// open, its streams and sockets — as nginx's worker processes serve theirs. The tasks of
     /// one connection then wake one another within a thread, which a work-stealing runtime
     /// does across threads: on the same load the proxy spends about a quarter less CPU per
-    /// request (docs/benchmarks-history.md, "One thread per connection's work"). `courier serve` serves
-    /// this way, one thread per CPU unless told otherwise (`--threads`).
+    /// request (docs/benchmarks-history.md, "One thread per connection's work"). `courier serve`
+    /// serves this way, one thread per CPU unless told otherwise (`--threads`).
     ///
     /// ```
     /// # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
@@ -403,9 +403,8 @@ impl Proxy {
     ///
     /// As [`Proxy::into_router`].
     pub async fn serve(self, listener: tokio::net::TcpListener) -> Result<(), ProxyError> {
-        let path = Arc::from(self.http_path.as_str());
-        let front = |router, proxy| (router, Some(serve::CallRoute { path, proxy }));
-        self.serve_app(listener, front).await
+        self.serve_app(listener, |router, proxy| (router, Some(proxy)))
+            .await
     }
 
     /// Serves the app `app` makes of the proxy's router — the proxy nested in an app's own
@@ -440,12 +439,12 @@ impl Proxy {
             .await
     }
 
-    /// Serves the app `app` makes of the proxy's router and the proxy, with the call route
-    /// served ahead of it when `app` names one ([`serve::CallRoute`]).
+    /// Serves the app `app` makes of the proxy's router and the proxy, with the proxy's call
+    /// route served ahead of it when `app` hands the proxy back (the [`serve`] module says why).
     async fn serve_app(
         self,
         listener: tokio::net::TcpListener,
-        app: impl FnOnce(Router, Arc<Proxy>) -> (Router, Option<serve::CallRoute>),
+        app: impl FnOnce(Router, Arc<Proxy>) -> (Router, Option<Arc<Proxy>>),
     ) -> Result<(), ProxyError> {
         let header_read_timeout = self.header_read_timeout;
         let stop = self.shutdown.clone();

@@ -14,7 +14,7 @@
 //!
 //! The one optimisation here: [`Proxy::serve`](crate::Proxy::serve) serves the proxy's own
 //! router, so its call route is known, and a request at that path goes to the call's handler
-//! directly ([`CallRoute`]) rather than through axum's router, which matched the path,
+//! directly rather than through axum's router, which matched the path,
 //! recorded it and its parameters in the request's extensions and boxed the handler's future
 //! for a route that has neither parameters nor layers: 64,968 → 61,186 instructions per proxied
 //! read (callgrind, `courier serve --threads 1`, as `benches/proxy_hop.sh --callgrind`
@@ -53,7 +53,7 @@ pub(crate) const MAX_HEAD: usize = 64 * 1024;
 pub(crate) async fn serve(
     listener: TcpListener,
     app: Router,
-    calls: Option<CallRoute>,
+    calls: Option<Arc<Proxy>>,
     header_read_timeout: Duration,
     stop: Shutdown,
     threads: Option<NonZeroUsize>,
@@ -88,25 +88,19 @@ pub(crate) async fn serve(
     Ok(())
 }
 
-/// The proxy's call route when the app is the proxy's own router: requests at `path` are
-/// served by the call's handler without the router (the [module docs](self) say why).
-#[derive(Clone)]
-pub(crate) struct CallRoute {
-    pub(crate) path: Arc<str>,
-    pub(crate) proxy: Arc<Proxy>,
-}
-
 /// What serving one connection takes: the app, and hyper's server configured once.
 #[derive(Clone)]
 struct Server {
     app: Router,
-    calls: Option<CallRoute>,
+    /// The proxy whose call route (`Proxy::http_path`) is served ahead of `app`, when `app` is
+    /// its own router (the [module docs](self) say why).
+    calls: Option<Arc<Proxy>>,
     builder: Builder<TokioExecutor>,
     header_read_timeout: Duration,
 }
 
 impl Server {
-    fn new(app: Router, calls: Option<CallRoute>, header_read_timeout: Duration) -> Self {
+    fn new(app: Router, calls: Option<Arc<Proxy>>, header_read_timeout: Duration) -> Self {
         let mut builder = Builder::new(TokioExecutor::new());
         builder
             .http1()
@@ -142,8 +136,8 @@ impl Server {
             request.extensions_mut().insert(ConnectInfo(peer));
             let request = request.map(axum::body::Body::new);
             match &calls {
-                Some(calls) if request.uri().path() == &*calls.path => {
-                    let proxy = Arc::clone(&calls.proxy);
+                Some(proxy) if request.uri().path() == proxy.http_path => {
+                    let proxy = Arc::clone(proxy);
                     Either::Left(async move {
                         Ok::<_, Infallible>(crate::call::serve_at_front(proxy, request).await)
                     })

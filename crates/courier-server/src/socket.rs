@@ -270,7 +270,8 @@ fn join_hello(parts: &mut http::request::Parts, headers: http::HeaderMap) -> Vec
 /// How many bytes a socket's read takes at most. tungstenite zeroes this much of its buffer
 /// before each read (128 KiB by default), which was a third of a served channel's CPU time
 /// under an echo load of small messages; with 8 KiB the echo served 1.11x the round trips
-/// (docs/benchmarks-history.md, "WebSocket echo, 64 connections"). A larger message takes a few reads more.
+/// (docs/benchmarks-history.md, "WebSocket echo, 64 connections"). A larger message takes a few
+/// reads more.
 const READ_BUFFER: usize = 8 * 1024;
 
 /// How long the proxy waits for an announced hello frame before it goes on without it.

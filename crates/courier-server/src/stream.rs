@@ -132,9 +132,9 @@ pin_project_lite::pin_project! {
     ///
     /// Written out rather than composed (`take_until`, axum's `KeepAlive`): those poll the
     /// stop's future and reset a timer for every event, which under a fan-out to many
-    /// subscribers took 9 % of the server's time (docs/benchmarks-history.md, "One topic to 10,000 SSE
-    /// subscribers"). Here a busy stream reads one atomic flag per event; the stop and the
-    /// keep-alive are waited on only while the stream has nothing to give.
+    /// subscribers took 9 % of the server's time (docs/benchmarks-history.md, "One topic to
+    /// 10,000 SSE subscribers"). Here a busy stream reads one atomic flag per event; the stop and
+    /// the keep-alive are waited on only while the stream has nothing to give.
     struct Serving<S, T> {
         #[pin]
         items: S,

@@ -64,9 +64,9 @@ type ThreadPools = Vec<(ThreadId, Arc<Pool>)>;
 /// threads for the answer. A single-threaded runtime's calls use connections its own thread
 /// opened, so those wake-ups stay on the thread — what `courier serve`'s worker threads need:
 /// two worker threads sharing one pool spent 39.6–48.9 µs of CPU per proxied request, with a
-/// pool per thread 30.8–33.4 µs (wrk, `benches/proxy_hop.sh`; docs/benchmarks-history.md, "One thread per
-/// connection's work"). A multi-threaded runtime moves tasks between its threads anyway, so its
-/// calls share one pool.
+/// pool per thread 30.8–33.4 µs (wrk, `benches/proxy_hop.sh`; docs/benchmarks-history.md, "One
+/// thread per connection's work"). A multi-threaded runtime moves tasks between its threads
+/// anyway, so its calls share one pool.
 struct Pools {
     shared: Arc<Pool>,
     connector: Connector,
