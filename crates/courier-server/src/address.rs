@@ -67,6 +67,13 @@ impl Addressed {
     }
 }
 
+impl Addressed {
+    /// The exposed endpoint the query of `parts` addresses, with its source's client.
+    pub(crate) fn read(proxy: &Proxy, parts: &http::request::Parts) -> Result<Self, Refusal> {
+        Self::of(proxy, Wire::read(parts)?)
+    }
+}
+
 impl FromRequestParts<Arc<Proxy>> for Addressed {
     type Rejection = Refusal;
 
@@ -74,7 +81,6 @@ impl FromRequestParts<Arc<Proxy>> for Addressed {
         parts: &mut http::request::Parts,
         proxy: &Arc<Proxy>,
     ) -> Result<Self, Self::Rejection> {
-        let Wire(query) = Wire::from_request_parts(parts, proxy).await?;
-        Self::of(proxy, query)
+        Self::read(proxy, parts)
     }
 }

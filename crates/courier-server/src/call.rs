@@ -15,27 +15,46 @@ use courier_core::wire::WireQuery;
 use courier_core::{CallOptions, EndpointDef, Kind, ResolvedEndpoint, ResponseType};
 use courier_layers::allow_headers::AllowHeadersLayer;
 use courier_layers::cache::CacheRule;
+use futures_util::FutureExt;
 use http::header::{AGE, CACHE_CONTROL, CONTENT_TYPE, SET_COOKIE};
+use hyper::body::Incoming;
+use std::convert::Infallible;
+use std::future::Future;
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
 /// A call served without axum's router ([`Proxy::serve`]'s call route; the
-/// [`serve`](crate::serve) module says why): the handler's extractors, then the handler.
-pub(crate) async fn serve_at_front(proxy: Arc<Proxy>, request: Request<AxumBody>) -> Response {
-    use axum::extract::FromRequestParts;
-    let (mut parts, body) = request.into_parts();
-    let addressed = Addressed::from_request_parts(&mut parts, &proxy).await;
-    serve_call(State(proxy), addressed, Request::from_parts(parts, body))
-        .await
-        .into_response()
+/// [`serve`](crate::serve) module says why): the peer's address given rather than read off a
+/// `ConnectInfo` in the request's extensions, and the body hyper's own, made axum's only for a
+/// POST's variables.
+pub(crate) fn serve_at_front(
+    proxy: Arc<Proxy>,
+    request: Request<Incoming>,
+    peer: SocketAddr,
+) -> impl Future<Output = Result<Response, Infallible>> {
+    serve(proxy, request, Some(peer)).map(|served| Ok(served.into_response()))
 }
 
+/// The call route's handler, under axum's router.
 pub(crate) async fn serve_call(
     State(proxy): State<Arc<Proxy>>,
-    addressed: Result<Addressed, Refusal>,
     request: Request<AxumBody>,
 ) -> Result<Response, Refusal> {
+    let peer = peer_of(request.extensions());
+    serve(proxy, request, peer).await
+}
+
+/// One call: the browser's `request`, from `peer`.
+async fn serve<B>(
+    proxy: Arc<Proxy>,
+    request: Request<B>,
+    peer: Option<SocketAddr>,
+) -> Result<Response, Refusal>
+where
+    B: http_body::Body<Data = bytes::Bytes> + Send + 'static,
+    B::Error: Into<axum::BoxError>,
+{
     let (parts, body) = request.into_parts();
     // 1. The verb, then the address (docs/PROTOCOL.md, "A call"): an exposed HTTP endpoint.
     let method = parts.method.clone();
@@ -49,7 +68,7 @@ pub(crate) async fn serve_call(
         endpoint,
         variables,
         query,
-    } = addressed?;
+    } = Addressed::read(&proxy, &parts)?;
     let EndpointDef::Http(http) = endpoint.definition() else {
         return Err(Refusal::NotInRoutes(format!(
             "`{}` is a stream or a channel: call it at the proxy's sse or ws path",
@@ -67,7 +86,7 @@ pub(crate) async fn serve_call(
     let browser_rule = (method == Method::GET)
         .then(|| endpoint.meta().get_cache().map(CacheRule::from_options))
         .flatten();
-    let mut options = upstream_options(&proxy.allow, &endpoint, parts);
+    let mut options = upstream_options(&proxy.allow, &endpoint, parts, peer);
     if let Some(timeout) = timeout {
         options = options.timeout(timeout);
     }
@@ -97,14 +116,18 @@ pub(crate) async fn serve_call(
 /// 405), a POST's from its body, `{"variables": …}` as JSON or a multipart form handed on as it
 /// arrives; with where a streamed upload's failure is kept, so that the browser hears of it
 /// rather than of the upstream call it broke off.
-async fn call_variables(
+async fn call_variables<B>(
     proxy: &Proxy,
     endpoint: &ResolvedEndpoint,
     http: &courier_core::HttpEndpoint,
     parts: &http::request::Parts,
-    body: AxumBody,
+    body: B,
     query_variables: serde_json::Value,
-) -> Result<(Variables, crate::upload::Failure), Refusal> {
+) -> Result<(Variables, crate::upload::Failure), Refusal>
+where
+    B: http_body::Body<Data = bytes::Bytes> + Send + 'static,
+    B::Error: Into<axum::BoxError>,
+{
     if parts.method == Method::GET {
         if http.kind() == Kind::Mutation {
             return Err(Refusal::MethodNotAllowed(format!(
@@ -138,6 +161,7 @@ async fn call_variables(
                 .to_owned(),
         ));
     }
+    let body = AxumBody::new(body);
     if multipart {
         let (form, failure) = crate::upload::form(proxy, parts, body).await?;
         return Ok((Variables::Form(form), failure));
@@ -271,17 +295,21 @@ fn sent_timeout(
     }))
 }
 
+/// The peer's address, as the server put it in a request's extensions.
+pub(crate) fn peer_of(extensions: &http::Extensions) -> Option<SocketAddr> {
+    extensions
+        .get::<ConnectInfo<SocketAddr>>()
+        .map(|ConnectInfo(addr)| *addr)
+}
+
 /// The browser's request as the served context of the upstream call.
 pub(crate) fn served_request(parts: http::request::Parts) -> ServedRequest {
-    let peer = parts
-        .extensions
-        .get::<ConnectInfo<SocketAddr>>()
-        .map(|ConnectInfo(addr)| *addr);
+    let peer = peer_of(&parts.extensions);
     ServedRequest::new(parts, peer)
 }
 
-/// The browser's request as the served context of the upstream call, the names of its headers
-/// that may cross (`allow`) marked relayed: the client puts them under the call's own
+/// The browser's request, from `peer`, as the served context of the upstream call, the names of
+/// its headers that may cross (`allow`) marked relayed: the client puts them under the call's own
 /// ([`ServedRequest::relay_into`]), so a header the source, the endpoint's `.via()` or the call
 /// sets wins over the browser's copy. The browser's head is taken, not copied, and the `.via()`
 /// closure runs once, when the client builds the call. The request is answered by the call's
@@ -301,9 +329,12 @@ pub(crate) fn upstream_options(
     allow: &AllowHeadersLayer,
     endpoint: &ResolvedEndpoint,
     parts: http::request::Parts,
+    peer: Option<SocketAddr>,
 ) -> CallOptions {
     let relayed = allow.relayed_names(&parts.headers, Some(endpoint.meta()));
-    let served = served_request(parts).relaying(relayed).answered_by_call();
+    let served = ServedRequest::new(parts, peer)
+        .relaying(relayed)
+        .answered_by_call();
     CallOptions::new().context(served)
 }
 

@@ -298,7 +298,8 @@ async fn proxy_socket(
     // The hello's headers cross as the handshake's would: allow-listed names only, relayed
     // under a header the source or the endpoint's `.via()` sets.
     join_hello(&mut parts, hello_headers(&hello, &allow, &endpoint));
-    let options = call::upstream_options(&allow, &endpoint, parts);
+    let peer = call::peer_of(&parts.extensions);
+    let options = call::upstream_options(&allow, &endpoint, parts, peer);
     let pending = hello.pending;
     let mut ws = client.ws_options().clone();
     if let Some(auth) = hello.auth {

@@ -219,7 +219,8 @@ async fn proxy_stream(
 ) -> Response {
     let last_event_id = parts.headers.get("last-event-id").cloned();
     let variables = Variables::from(variables);
-    let mut options = call::upstream_options(&live.allow, endpoint, parts);
+    let peer = call::peer_of(&parts.extensions);
+    let mut options = call::upstream_options(&live.allow, endpoint, parts, peer);
     options = options.header(
         http::header::ACCEPT,
         http::HeaderValue::from_static("text/event-stream"),

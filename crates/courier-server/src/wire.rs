@@ -16,9 +16,14 @@ impl<S: Send + Sync> FromRequestParts<S> for Wire {
         parts: &mut http::request::Parts,
         _state: &S,
     ) -> Result<Self, Self::Rejection> {
-        Ok(Self(WireQuery::parse(
-            parts.uri.query().unwrap_or_default(),
-        )?))
+        Self::read(parts).map(Self)
+    }
+}
+
+impl Wire {
+    /// The query of `parts`, read.
+    pub(crate) fn read(parts: &http::request::Parts) -> Result<WireQuery, Refusal> {
+        Ok(WireQuery::parse(parts.uri.query().unwrap_or_default())?)
     }
 }
 
