@@ -584,6 +584,13 @@ impl Client {
         )
         .map_err(Error::request)?;
         if let Some(served) = options.and_then(CallOptions::get_context) {
+            // Room for as many headers as the served request has. hyper keeps the header map of
+            // each message it writes for the next it reads on that connection: this one is read
+            // into by the upstream's answer, which the proxy hands on to the browser, whose next
+            // request is read into it in turn. Made that large here, it never grows on the way
+            // (the map of a browser's request, twelve headers, grew each time): 57,709 → 57,504
+            // instructions a proxied read (callgrind, `courier serve --threads 1`).
+            request.headers_mut().reserve(served.headers().len());
             // A proxy's relayed headers, under what the definition and the call set.
             served.relay_into(request.headers_mut());
             request.extensions_mut().insert(served.clone());
