@@ -113,32 +113,34 @@ impl std::error::Error for WireError {}
 /// Named fields rather than a map: reading them is on every proxied call's path, and a map of
 /// owned names hashed its keys and allocated for each (6,400 instructions of a proxied call's
 /// 87,000 under `valgrind --tool=callgrind`, docs/benchmarks-history.md, "The proxy hop as a process").
+/// The values borrow the query where they need no decoding, as the protocol's own names and
+/// most addresses do ([`WireQuery::into_owned`] for one kept longer than the query).
 #[derive(Debug, Default, PartialEq, Eq)]
-pub struct WireQuery {
+pub struct WireQuery<'a> {
     /// `_s`.
-    pub source: Option<String>,
+    pub source: Option<Cow<'a, str>>,
     /// `_g`.
-    pub group: Option<String>,
+    pub group: Option<Cow<'a, str>>,
     /// `_m`.
-    pub name: Option<String>,
+    pub name: Option<Cow<'a, str>>,
     /// `_v`, the JSON text as it came.
-    pub variables: Option<String>,
+    pub variables: Option<Cow<'a, str>>,
     /// `_t`, as it came.
-    pub timeout: Option<String>,
+    pub timeout: Option<Cow<'a, str>>,
     /// `_h`, as it came.
-    pub hello: Option<String>,
+    pub hello: Option<Cow<'a, str>>,
 }
 
-impl WireQuery {
+impl<'a> WireQuery<'a> {
     /// Parses a query string (`application/x-www-form-urlencoded`, as browsers write it).
     ///
     /// # Errors
     ///
     /// A parameter of the wire, or any other starting with `_`, that appears twice.
-    pub fn parse(query: &str) -> Result<Self, WireError> {
+    pub fn parse(query: &'a str) -> Result<Self, WireError> {
         let mut wire = Self::default();
         // Other `_` names the protocol does not use: refused when repeated, as its own are.
-        let mut others: Vec<String> = Vec::new();
+        let mut others: Vec<Cow<'a, str>> = Vec::new();
         for (name, value) in pairs(query) {
             let slot = match name.as_ref() {
                 SOURCE => &mut wire.source,
@@ -151,7 +153,7 @@ impl WireQuery {
                     if others.iter().any(|seen| seen == other) {
                         return Err(repeated(other));
                     }
-                    others.push(other.to_owned());
+                    others.push(name);
                     continue;
                 }
                 _ => continue,
@@ -159,9 +161,22 @@ impl WireQuery {
             if slot.is_some() {
                 return Err(repeated(&name));
             }
-            *slot = Some(value.into_owned());
+            *slot = Some(value);
         }
         Ok(wire)
+    }
+
+    /// The same parameters, owned: kept past the query they were read from.
+    pub fn into_owned(self) -> WireQuery<'static> {
+        let owned = |value: Option<Cow<'a, str>>| value.map(|v| Cow::Owned(v.into_owned()));
+        WireQuery {
+            source: owned(self.source),
+            group: owned(self.group),
+            name: owned(self.name),
+            variables: owned(self.variables),
+            timeout: owned(self.timeout),
+            hello: owned(self.hello),
+        }
     }
 
     /// The source named, empty when none is.
@@ -178,7 +193,7 @@ impl WireQuery {
     /// group path is names joined with dots); an endpoint's name empty or dotted; `_v` that is
     /// not JSON. None could ever name an endpoint: they are the caller's mistake, not a route.
     pub fn address(&self) -> Result<(CallAddress<'_>, Value), WireError> {
-        fn required<'a>(value: &'a Option<String>, name: &str) -> Result<&'a str, WireError> {
+        fn required<'b>(value: &'b Option<Cow<'_, str>>, name: &str) -> Result<&'b str, WireError> {
             value
                 .as_deref()
                 .ok_or_else(|| WireError(format!("the `{name}` parameter is missing")))

@@ -27,16 +27,16 @@ pub(crate) fn only_get<B>(request: &axum::http::Request<B>, what: &str) -> Resul
 /// exposed endpoint, resolved once, and the variables of the query, read off the wire's query
 /// (`_s`, `_g`, `_m`, `_v`) and checked against what the proxy exposes. The query stays for what
 /// it says besides (`_t`, `_h`).
-pub(crate) struct Addressed {
+pub(crate) struct Addressed<'a> {
     pub(crate) client: courier_client::Client,
     pub(crate) endpoint: Arc<ResolvedEndpoint>,
     pub(crate) variables: Value,
-    pub(crate) query: WireQuery,
+    pub(crate) query: WireQuery<'a>,
 }
 
-impl Addressed {
+impl<'a> Addressed<'a> {
     /// The exposed endpoint `query` addresses, with its source's client.
-    pub(crate) fn of(proxy: &Proxy, query: WireQuery) -> Result<Self, Refusal> {
+    pub(crate) fn of(proxy: &Proxy, query: WireQuery<'a>) -> Result<Self, Refusal> {
         let (address, variables) = query.address()?;
         let CallAddress {
             source,
@@ -67,20 +67,22 @@ impl Addressed {
     }
 }
 
-impl Addressed {
-    /// The exposed endpoint the query of `parts` addresses, with its source's client.
-    pub(crate) fn read(proxy: &Proxy, parts: &http::request::Parts) -> Result<Self, Refusal> {
+impl<'a> Addressed<'a> {
+    /// The exposed endpoint the query of `parts` addresses, with its source's client; the query
+    /// borrowed.
+    pub(crate) fn read(proxy: &Proxy, parts: &'a http::request::Parts) -> Result<Self, Refusal> {
         Self::of(proxy, Wire::read(parts)?)
     }
 }
 
-impl FromRequestParts<Arc<Proxy>> for Addressed {
+impl FromRequestParts<Arc<Proxy>> for Addressed<'static> {
     type Rejection = Refusal;
 
     async fn from_request_parts(
         parts: &mut http::request::Parts,
         proxy: &Arc<Proxy>,
     ) -> Result<Self, Self::Rejection> {
-        Self::read(proxy, parts)
+        let Wire(query) = Wire::from_request_parts(parts, proxy).await?;
+        Self::of(proxy, query)
     }
 }

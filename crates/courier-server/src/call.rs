@@ -277,7 +277,7 @@ async fn read_body(proxy: &Proxy, body: AxumBody, limit: usize) -> Result<bytes:
 /// The timeout a proxy caller sent for one call (`_t`, milliseconds): it may shorten the
 /// endpoint's (or the source's) bound on the upstream call, never lengthen it.
 fn sent_timeout(
-    query: &WireQuery,
+    query: &WireQuery<'_>,
     endpoint: &courier_core::ResolvedEndpoint,
 ) -> Result<Option<Duration>, Refusal> {
     let Some(text) = &query.timeout else {

@@ -32,7 +32,7 @@ pub(crate) async fn serve_channel(
 /// the upstream's socket (remote). Every refusal comes before the upgrade is taken from `parts`.
 async fn open(
     live: &Arc<Proxy>,
-    query: WireQuery,
+    query: WireQuery<'static>,
     parts: &mut http::request::Parts,
 ) -> Result<Response, Refusal> {
     use axum::extract::FromRequestParts;

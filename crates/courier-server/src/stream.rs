@@ -20,7 +20,7 @@ const END_EVENT: &str = "courier.end";
 
 pub(crate) async fn serve_stream(
     State(live): State<Arc<Proxy>>,
-    addressed: Result<Addressed, Refusal>,
+    addressed: Result<Addressed<'static>, Refusal>,
     request: axum::http::Request<axum::body::Body>,
 ) -> Result<Response, Refusal> {
     only_get(&request, "a stream")?;

@@ -7,7 +7,7 @@ use axum::extract::FromRequestParts;
 use courier_core::wire::{WireError, WireQuery};
 
 /// The request's [`WireQuery`], refused `400 BAD_REQUEST` when a parameter repeats.
-pub(crate) struct Wire(pub(crate) WireQuery);
+pub(crate) struct Wire(pub(crate) WireQuery<'static>);
 
 impl<S: Send + Sync> FromRequestParts<S> for Wire {
     type Rejection = Refusal;
@@ -16,13 +16,13 @@ impl<S: Send + Sync> FromRequestParts<S> for Wire {
         parts: &mut http::request::Parts,
         _state: &S,
     ) -> Result<Self, Self::Rejection> {
-        Self::read(parts).map(Self)
+        Ok(Self(Self::read(parts)?.into_owned()))
     }
 }
 
 impl Wire {
-    /// The query of `parts`, read.
-    pub(crate) fn read(parts: &http::request::Parts) -> Result<WireQuery, Refusal> {
+    /// The query of `parts`, read, borrowing it.
+    pub(crate) fn read(parts: &http::request::Parts) -> Result<WireQuery<'_>, Refusal> {
         Ok(WireQuery::parse(parts.uri.query().unwrap_or_default())?)
     }
 }

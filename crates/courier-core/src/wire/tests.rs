@@ -50,7 +50,8 @@ proptest::proptest! {
             .append_to(|n, v| { query.append_pair(n, v); });
         let json = variables_json(&Value::from(variables.clone()));
         query.append_pair(VARIABLES, &json);
-        let read = WireQuery::parse(&query.finish()).unwrap();
+        let query = query.finish();
+        let read = WireQuery::parse(&query).unwrap();
         proptest::prop_assert_eq!(read.source(), "demo");
         proptest::prop_assert_eq!(read.group.as_deref(), Some(group.as_str()));
         proptest::prop_assert_eq!(read.name.as_deref(), Some(name.as_str()));
