@@ -48,7 +48,8 @@
 //! Run: `cargo bench --bench client`
 //!
 //! Instructions per call: `COURIER_BENCH_CALLS="caller 1 2000"` (a client — `caller`,
-//! `caller-service`, `caller-cached`, `hyper-util` or `reqwest`, or `caller-https`,
+//! `caller-bounded` (`caller` with the source's `max_in_flight` set far above what is sent, for
+//! the bound's cost on a call it lets through), `caller-service`, `caller-cached`, `hyper-util` or `reqwest`, or `caller-https`,
 //! `hyper-util-https` or `reqwest-https` — a concurrency and a number of iterations) makes the
 //! bench binary warm that client up, run that many iterations untimed, and
 //! exit, for `valgrind --tool=callgrind --separate-threads=yes`: the client's thread is the main
@@ -115,16 +116,26 @@ struct Bench {
 }
 
 fn caller(base_url: &str) -> Caller<Bench> {
-    caller_with(base_url, Transport::new())
+    caller_with(base_url, Transport::new(), None)
+}
+
+/// `caller` with a bound on the source's calls in flight (`max_in_flight`) far above what the
+/// benchmark sends, for the bound's cost on a call it lets through.
+fn caller_bounded(base_url: &str) -> Caller<Bench> {
+    caller_with(base_url, Transport::new(), Some(1024))
 }
 
 /// `caller` whose transport trusts `pki`'s CA too, for the HTTPS rows.
 fn caller_https(backend: &Backend) -> Caller<Bench> {
     let transport = Transport::new().root_cert(backend.pki.ca_pem.clone());
-    caller_with(&backend.https_base(), transport)
+    caller_with(&backend.https_base(), transport, None)
 }
 
-fn caller_with(base_url: &str, transport: Transport) -> Caller<Bench> {
+fn caller_with(
+    base_url: &str,
+    transport: Transport,
+    max_in_flight: Option<usize>,
+) -> Caller<Bench> {
     let users = Group::new(Users {
         get: endpoint().get("/:id"),
         cached: Http::from_def(
@@ -133,8 +144,11 @@ fn caller_with(base_url: &str, transport: Transport) -> Caller<Bench> {
         ),
     })
     .prefix("/users");
-    let api = ApiDef::builder()
-        .base_url(base_url)
+    let mut api = ApiDef::builder().base_url(base_url);
+    if let Some(calls) = max_in_flight {
+        api = api.max_in_flight(calls);
+    }
+    let api = api
         .build_typed(Bench { users })
         .expect("a valid definition");
     // `Transport::new()`'s defaults already match the pools above: no idle limit per host,
@@ -425,11 +439,11 @@ fn count(spec: &str) {
         .build()
         .expect("the clients' runtime");
     match name {
-        "caller" | "caller-https" => {
-            let caller = if name == "caller" {
-                caller(&http)
-            } else {
-                caller_https(&backend)
+        "caller" | "caller-bounded" | "caller-https" => {
+            let caller = match name {
+                "caller" => caller(&http),
+                "caller-bounded" => caller_bounded(&http),
+                _ => caller_https(&backend),
             };
             let call = |id| caller_get(&caller, id);
             warm(&clients, name, call);
@@ -476,8 +490,8 @@ fn count(spec: &str) {
             clients.block_on(iterate(call, concurrency, iters));
         }
         other => panic!(
-            "no client {other:?}: caller, caller-service, caller-cached, hyper-util, reqwest, \
-             caller-https, hyper-util-https or reqwest-https"
+            "no client {other:?}: caller, caller-bounded, caller-service, caller-cached, \
+             hyper-util, reqwest, caller-https, hyper-util-https or reqwest-https"
         ),
     }
     drop(clients);

@@ -96,6 +96,7 @@
 //! | `forward` | [`layers::forward`]: `ForwardLayer` |
 //! | `retry` | [`layers::retry`]: `RetryLayer` |
 //! | `session` | [`layers::session`]: `SessionLayer`, and `SessionCookies` to sign a user in |
+//! | `shed` | [`layers::shed`]: `ShedLayer`, a bound on the calls in flight |
 //! | `timeout` | [`layers::timeout`]: `TimeoutLayer` |
 //! | `trace` | [`layers::trace`]: tower-http's `TraceLayer` set up for courier's calls, `log_middleware` |
 //! | `redis` | `live::redis`: `RedisBus`, a topic bus on Redis pub/sub for a hub shared by several instances (redis-rs) |

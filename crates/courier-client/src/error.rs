@@ -5,6 +5,7 @@ use crate::transport::{classify, NetworkErrorKind, TransportError};
 use courier_core::{BoxError, ConfigurationError, RequestError};
 use courier_layers::cancel_previous::error::Cancelled;
 use courier_layers::session::error::SessionRefused;
+use courier_layers::shed::Overloaded;
 use courier_layers::timeout::error::Elapsed;
 use http::{HeaderMap, Method, StatusCode, Uri};
 use serde_json::Value;
@@ -43,16 +44,20 @@ impl HttpError {
 /// so its headers are empty and its data is `{"error": {"code", "message"}}` — the value a
 /// proxied call of the same endpoint resolves to, since the proxy answers the refusal so.
 fn refusal(refused: &Refused) -> HttpError {
+    let mut headers = HeaderMap::new();
+    if let Some(secs) = refused.retry_after_secs() {
+        headers.insert(http::header::RETRY_AFTER, secs.into());
+    }
     HttpError {
         status: refused.status(),
-        headers: HeaderMap::new(),
+        headers,
         data: courier_core::wire::error_body(refused.code(), &refused.message()),
     }
 }
 
 /// A call a layer of the stack refused itself, before anything was sent: what
-/// [`Error::refused`] gives, typed. A direct caller sees it as an [`HttpError`] (499, or 403);
-/// a proxy answers it in its own words.
+/// [`Error::refused`] gives, typed. A direct caller sees it as an [`HttpError`] (499, 403, or
+/// 503 with `Retry-After`); a proxy answers it in its own words.
 #[derive(Clone, Debug)]
 #[non_exhaustive]
 pub enum Refused {
@@ -60,23 +65,28 @@ pub enum Refused {
     ByNewerCall(Cancelled),
     /// The session's checks refused it (`SessionLayer`): 403.
     Session(SessionRefused),
+    /// The source had as many calls in flight as its `max_in_flight` allows (`ShedLayer`):
+    /// 503, to be tried again after its `Retry-After`.
+    Overloaded(Overloaded),
 }
 
 impl Refused {
-    /// The status the refusal is answered with: 499 or 403.
+    /// The status the refusal is answered with: 499, 403 or 503.
     pub fn status(&self) -> StatusCode {
         match self {
             Self::ByNewerCall(cancelled) => cancelled.status(),
             Self::Session(refused) => refused.status(),
+            Self::Overloaded(overloaded) => overloaded.status(),
         }
     }
 
-    /// Its stable code: `CANCELLED_BY_NEWER_CALL`, or the session's (`CSRF_CHECK_FAILED`,
-    /// `ORIGIN_NOT_TRUSTED`, …).
+    /// Its stable code: `CANCELLED_BY_NEWER_CALL`, the session's (`CSRF_CHECK_FAILED`,
+    /// `ORIGIN_NOT_TRUSTED`, …), or `UPSTREAM_OVERLOADED`.
     pub fn code(&self) -> &'static str {
         match self {
             Self::ByNewerCall(_) => "CANCELLED_BY_NEWER_CALL",
             Self::Session(refused) => refused.reason().code(),
+            Self::Overloaded(_) => "UPSTREAM_OVERLOADED",
         }
     }
 
@@ -85,6 +95,16 @@ impl Refused {
         match self {
             Self::ByNewerCall(cancelled) => cancelled.to_string(),
             Self::Session(refused) => refused.to_string(),
+            Self::Overloaded(overloaded) => overloaded.to_string(),
+        }
+    }
+
+    /// The seconds the caller is asked to wait before calling again (`Retry-After`), for a
+    /// refusal that names them.
+    pub fn retry_after_secs(&self) -> Option<u64> {
+        match self {
+            Self::Overloaded(overloaded) => Some(overloaded.retry_after_secs()),
+            Self::ByNewerCall(_) | Self::Session(_) => None,
         }
     }
 
@@ -92,6 +112,9 @@ impl Refused {
     fn of(error: &(dyn std::error::Error + 'static)) -> Option<Self> {
         if let Some(cancelled) = error.downcast_ref::<Cancelled>() {
             return Some(Self::ByNewerCall(cancelled.clone()));
+        }
+        if let Some(overloaded) = error.downcast_ref::<Overloaded>() {
+            return Some(Self::Overloaded(overloaded.clone()));
         }
         error
             .downcast_ref::<SessionRefused>()
@@ -187,7 +210,8 @@ impl Error {
     }
 
     /// An error from an endpoint's service stack: a layer's own refusal (cancelled by a newer
-    /// call: HTTP 499; refused by the session's write checks: HTTP 403), an attempt's timeout,
+    /// call: HTTP 499; refused by the session's write checks: HTTP 403; over the source's
+    /// `max_in_flight`: HTTP 503), an attempt's timeout,
     /// or a network failure; anything else a layer raises counts as a network failure of kind
     /// [`NetworkErrorKind::Other`] (no response came).
     pub(crate) fn from_stack(source: BoxError) -> Self {

@@ -9,6 +9,7 @@
 //! | [`cache`] | `CacheLayer` | a read's successful answer kept for its `revalidate` time and answered from memory |
 //! | [`coalesce`] | `CoalesceLayer` | identical in-flight reads share one upstream call |
 //! | [`retry`] | `RetryLayer` | retries reads and idempotent calls on 0, 429, 502, 503, 504 with backoff |
+//! | [`shed`] | `ShedLayer` | a bound on the calls in flight: one beyond it is refused at once (503, `Retry-After`) |
 //! | [`timeout`] | `TimeoutLayer` | the deadline of a whole call, or (`per_attempt`) the bound of each attempt |
 //! | [`allow_headers`] | `AllowHeadersLayer` | proxy only: allow-listed headers cross, both ways; `content-*` never from the lists; cookies only where named |
 //! | [`auth`] | `AuthLayer` | sets `Authorization` from an async token supplier |
@@ -16,9 +17,9 @@
 //! | [`context`] | `ContextLayer` | server side: the request being served (`ServedRequest`) in scope for the calls its handler makes |
 //!
 //! Each module is behind a cargo feature of its name (`allow-headers`, `auth`, `cache`,
-//! `cancel-previous`, `coalesce`, `context`, `forward`, `retry`, `session`, `timeout`, `trace`;
-//! `axum` for `ContextLayer`'s peer address); `full`, the default, turns them all on. A crate that
-//! uses a few names them: `default-features = false, features = ["coalesce"]`.
+//! `cancel-previous`, `coalesce`, `context`, `forward`, `retry`, `session`, `shed`, `timeout`,
+//! `trace`; `axum` for `ContextLayer`'s peer address); `full`, the default, turns them all on. A
+//! crate that uses a few names them: `default-features = false, features = ["coalesce"]`.
 //!
 //! On the server side, [`context`]'s `ContextLayer` puts the request being served (its
 //! `ServedRequest`) in scope for its handler, so that [`session`] and [`forward`] find it. The
@@ -40,7 +41,7 @@
 //!
 //! The order `Caller` assembles, outermost first:
 //!
-//! `CancelPrevious → Session → Forward → middleware (.use) → Cache → Timeout → Coalesce → Retry → Timeout::per_attempt → transport`
+//! `CancelPrevious → Session → Forward → middleware (.use) → Cache → Timeout → Coalesce → Shed → Retry → Timeout::per_attempt → transport`
 
 #[macro_use]
 mod macros;
@@ -70,6 +71,8 @@ pub mod forward;
 pub mod retry;
 #[cfg(feature = "session")]
 pub mod session;
+#[cfg(feature = "shed")]
+pub mod shed;
 #[cfg(feature = "timeout")]
 pub mod timeout;
 #[cfg(feature = "trace")]

@@ -19,7 +19,8 @@ pub(crate) enum Refusal {
         message: String,
     },
     /// A layer of the call's stack refused it before anything was sent: 499
-    /// `CANCELLED_BY_NEWER_CALL`, or 403 with the session's code.
+    /// `CANCELLED_BY_NEWER_CALL`, 403 with the session's code, or 503 `UPSTREAM_OVERLOADED`
+    /// with `Retry-After` (the source's `max_in_flight`).
     Layer(courier_client::Refused),
     /// 404 `ENDPOINT_NOT_IN_ROUTES`: no such source or endpoint, or not exposed, or not of
     /// the kind its path serves.
@@ -91,7 +92,15 @@ impl Refusal {
 impl IntoResponse for Refusal {
     fn into_response(self) -> Response {
         let body = courier_core::wire::error_body(self.code(), &self.message());
-        (self.status(), Json(body)).into_response()
+        let mut response = (self.status(), Json(body)).into_response();
+        if let Self::Layer(refused) = &self {
+            if let Some(secs) = refused.retry_after_secs() {
+                response
+                    .headers_mut()
+                    .insert(http::header::RETRY_AFTER, secs.into());
+            }
+        }
+        response
     }
 }
 

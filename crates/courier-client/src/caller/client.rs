@@ -19,6 +19,7 @@ use courier_layers::coalesce::{Coalesce, CoalesceBody, CoalesceLayer};
 use courier_layers::forward::{Forward, ForwardLayer};
 use courier_layers::retry::{self, RetryLayer};
 use courier_layers::session::{Session, SessionLayer};
+use courier_layers::shed::{Shed, ShedLayer};
 use courier_layers::timeout::{AttemptFromMeta, Timeout, TimeoutLayer};
 use courier_live::Hub;
 use http::{HeaderMap, Method, Request, Response};
@@ -159,6 +160,7 @@ impl ClientBuilder {
         let mut middleware = source.middleware.clone();
         middleware.extend(self.layers);
         let stack = Stack {
+            shed: source.max_in_flight.map(ShedLayer::new),
             retry: self.retry.map(RetryLayer::new),
             cache: CacheLayer::new(),
             coalesce: CoalesceLayer::new(),
@@ -192,9 +194,11 @@ impl ClientBuilder {
 
 /// The layers every endpoint's service is built with, outermost first: cancel-previous,
 /// session, forward, middleware (the source's, then the builder's, then the endpoint's own),
-/// cache, coalesce, retry, each attempt's bound, transport; the call's deadline is kept around
-/// them all (`read::Deadline`).
+/// cache, coalesce, the bound on calls in flight, retry, each attempt's bound, transport; the
+/// call's deadline is kept around them all (`read::Deadline`).
 struct Stack {
+    /// One for the client: the source's bound on calls in flight, which every endpoint shares.
+    shed: Option<ShedLayer>,
     /// One for the client: its clones share one retry budget, so every endpoint draws on it.
     retry: Option<RetryLayer>,
     /// One for the client: the answers of the endpoints that declare `.cache()`, in one bounded
@@ -208,9 +212,12 @@ struct Stack {
     cancel_previous: Option<CancelPreviousLayer>,
 }
 
-/// Coalescing and retry (unless turned off) over `T`, the transport or each attempt's bound over
-/// it.
-type Coalesced<T = TransportService> = Coalesce<Either<retry::Retry<T>, T>>;
+/// Retry (unless turned off) over `T`, the transport or each attempt's bound over it.
+type Retried<T> = Either<retry::Retry<T>, T>;
+/// Coalescing, the source's bound on calls in flight (when it has one) and retry over `T`: a
+/// read that shares a call in flight takes no place in the bound, and a retried call keeps its
+/// one.
+type Coalesced<T = TransportService> = Coalesce<Either<Shed<Retried<T>>, Retried<T>>>;
 /// The transport under each attempt's bound, for an endpoint or a call with an
 /// `attempt_timeout`.
 type Bounded = Timeout<TransportService, AttemptFromMeta>;
@@ -284,10 +291,12 @@ impl Stack {
 }
 
 impl Stack {
-    /// Coalescing and retry (unless turned off) over `attempt`.
+    /// Coalescing, the bound on calls in flight and retry (each unless turned off) over
+    /// `attempt`.
     fn core<T>(&self, attempt: T) -> Coalesced<T> {
         ServiceBuilder::new()
             .layer(self.coalesce.clone())
+            .option_layer(self.shed.clone())
             .option_layer(self.retry.clone())
             .service(attempt)
     }

@@ -69,6 +69,7 @@ pub(super) struct RawSource {
     #[serde(default)]
     pub(super) cancel_previous: Vec<String>,
     pub(super) deduplicate: Option<bool>,
+    pub(super) max_in_flight: Option<std::num::NonZeroUsize>,
     #[serde(default)]
     pub(super) allowed_headers: Vec<String>,
     pub(super) path_options: Option<toml::Table>,

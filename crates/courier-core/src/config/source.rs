@@ -61,6 +61,9 @@ pub(super) fn source(
         .cancel_previous(raw.cancel_previous)
         .deduplicate(raw.deduplicate.unwrap_or(false))
         .allowed_headers(raw.allowed_headers);
+    if let Some(calls) = raw.max_in_flight {
+        api = api.max_in_flight(calls.get());
+    }
     if let Some(values) = raw.path_options {
         api = api.path_options(path_options(values, &at.key("path_options"))?);
     }

@@ -143,6 +143,16 @@ impl ApiBuilder {
         self
     }
 
+    /// At most `calls` in flight to the source at once (at least one): a call beyond it is
+    /// refused at once, 503 `UPSTREAM_OVERLOADED` with `Retry-After`, rather than queued behind
+    /// the others, so that a slow upstream does not gather calls without end. Reads that share
+    /// a call in flight count once; a call counts until its answer's head comes, retries
+    /// included. Default: no bound.
+    pub fn max_in_flight(mut self, calls: usize) -> Self {
+        self.options.max_in_flight = Some(calls);
+        self
+    }
+
     /// Applies a tower layer to every request, outermost first.
     pub fn middleware(mut self, middleware: Middleware) -> Self {
         self.options.middleware.push(middleware);

@@ -68,6 +68,11 @@ pub struct SourceOptions {
     /// Every read is cancelled by a newer call of the same endpoint, as if all were listed in
     /// `cancel_previous`. Default false.
     pub deduplicate: bool,
+    /// At most this many calls in flight to the source at once (at least one): a call beyond it
+    /// is refused at once, 503 with `Retry-After`, rather than queued. Reads that share a call
+    /// in flight count once; a call counts until its answer's head comes. `None`, the default:
+    /// no bound.
+    pub max_in_flight: Option<usize>,
     /// Layers applied to every request, outermost first.
     pub middleware: Vec<Middleware>,
     /// Values for path parameters, resolved before every group's.
@@ -109,6 +114,7 @@ impl Default for SourceOptions {
             search_params_serializer: Arc::new(DefaultSearchParams),
             cancel_previous: Vec::new(),
             deduplicate: false,
+            max_in_flight: None,
             middleware: Vec::new(),
             path_options: None,
             settings: LayerSettings::new(),

@@ -102,7 +102,7 @@
 //! headers, so the key sees every credential, and before retry, so the callers share one
 //! retried answer:
 //!
-//! `CancelPrevious → Session → Forward → middleware → Cache → Timeout → Coalesce → Retry → Timeout::per_attempt → transport`
+//! `CancelPrevious → Session → Forward → middleware → Cache → Timeout → Coalesce → Shed → Retry → Timeout::per_attempt → transport`
 //!
 //! A service and its clones share their calls in flight; each service [`CoalesceLayer`] makes
 //! (each inner service it wraps) has its own.

@@ -496,6 +496,29 @@ fn deduplicate_and_the_cache_times_reach_the_tree() {
 }
 
 #[test]
+fn max_in_flight_reaches_the_source_and_zero_is_refused() {
+    let text = with_endpoint("get = \"/:id\"\n")
+        .replace("[sources.demo]\n", "[sources.demo]\nmax_in_flight = 64\n");
+    assert_eq!(
+        load(&text).source("demo").unwrap().options().max_in_flight,
+        Some(64)
+    );
+    assert_eq!(
+        load(&with_endpoint("get = \"/:id\"\n"))
+            .source("demo")
+            .unwrap()
+            .options()
+            .max_in_flight,
+        None
+    );
+    let refused = with_endpoint("get = \"/:id\"\n")
+        .replace("[sources.demo]\n", "[sources.demo]\nmax_in_flight = 0\n")
+        .parse::<super::super::Config>()
+        .unwrap_err();
+    assert!(refused.to_string().contains("max_in_flight"), "{refused}");
+}
+
+#[test]
 fn a_cache_at_the_source_or_a_group_reaches_their_reads() {
     let text = with_endpoint("get = \"/:id\"\n")
         .replace(
