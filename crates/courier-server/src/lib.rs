@@ -64,7 +64,8 @@
 //!   and the upstream's answer comes back as it is, the event stream's bytes unchanged.
 //! - **Serving**: [`Proxy::serve`] (and [`Proxy::serve_with`], for the proxy inside an app's
 //!   own router) serves with the bounds a server facing browsers needs — a request head within
-//!   [`Proxy::header_read_timeout`], at most 64 KiB — which `axum::serve` leaves out; with
+//!   [`Proxy::header_read_timeout`], at most 64 KiB, at most [`Proxy::max_connections`] open
+//!   (the oldest idle one closed for a new one) — which `axum::serve` leaves out; with
 //!   [`Proxy::worker_threads`], on threads of its own, each connection served to its end on
 //!   one single-threaded runtime, as `courier serve` serves.
 //! - **Stopping**: a graceful stop waits for responses in flight, and a stream or socket never
@@ -111,6 +112,7 @@
 mod address;
 mod call;
 mod package;
+mod places;
 mod proxy;
 mod refusal;
 mod serve;

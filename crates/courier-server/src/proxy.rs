@@ -2,7 +2,7 @@
 
 use crate::package::BrowserPackage;
 use crate::shutdown::Shutdown;
-use crate::{call, serve, socket, stream};
+use crate::{call, places, serve, socket, stream};
 use axum::routing::any;
 use axum::Router;
 use courier_core::ApiDef;
@@ -45,6 +45,11 @@ pub struct Proxy {
     built: Vec<String>,
     /// The threads [`Proxy::serve`] serves connections on, when not its own runtime.
     worker_threads: Option<NonZeroUsize>,
+    /// The bound on open connections [`Proxy::serve`] holds, unless derived from the
+    /// file-descriptor limit.
+    max_connections: Option<usize>,
+    /// The bound on one client address's open connections, if any.
+    max_connections_per_client: Option<NonZeroUsize>,
 }
 
 impl Default for Proxy {
@@ -80,6 +85,8 @@ impl Proxy {
             hub: None,
             built: Vec::new(),
             worker_threads: None,
+            max_connections: None,
+            max_connections_per_client: None,
         }
     }
 
@@ -328,6 +335,42 @@ impl Proxy {
         self
     }
 
+    /// At most `connections` open at once when [`Proxy::serve`] (or [`Proxy::serve_with`])
+    /// serves the proxy (at least one). By default, half of what the process's
+    /// file-descriptor limit leaves after 64 (a proxied connection may hold an upstream one
+    /// besides): 96 under a limit of 256, 10,208 under 20,480; 512 where the limit cannot be
+    /// read.
+    ///
+    /// At the bound a new connection takes the place of the oldest idle one — one that has not
+    /// sent its first request yet, or waits between keep-alive requests — which is closed, as
+    /// nginx reuses connections when its `worker_connections` are not enough. A connection
+    /// answering a request, sending a stream's events or holding a channel's socket is never
+    /// closed for another; when every one is, the new connection waits for a place. So a
+    /// client holding many idle connections cannot keep another's call out, and the process
+    /// stays under its descriptor limit, where every new connection would wait.
+    ///
+    /// ```
+    /// use courier::server::Proxy;
+    ///
+    /// let proxy = Proxy::new().max_connections(10_000).max_connections_per_client(256);
+    /// ```
+    pub fn max_connections(mut self, connections: usize) -> Self {
+        self.max_connections = Some(connections.max(1));
+        self
+    }
+
+    /// At most `connections` open at once from one client address (the peer's IP address; at
+    /// least one), besides [`Proxy::max_connections`]. Over it, a new connection takes the
+    /// place of that address's oldest idle one, or is closed at once when all of that address's
+    /// connections are busy. Default: no bound per address.
+    ///
+    /// Behind a reverse proxy every connection comes from the reverse proxy's address, so leave
+    /// this unset there.
+    pub fn max_connections_per_client(mut self, connections: usize) -> Self {
+        self.max_connections_per_client = NonZeroUsize::new(connections.max(1));
+        self
+    }
+
     /// The handle that ends this proxy's streams and closes its sockets, for a graceful stop
     /// ([`Shutdown`]). Take it before [`Proxy::into_router`].
     pub fn shutdown_handle(&self) -> Shutdown {
@@ -446,12 +489,18 @@ impl Proxy {
         listener: tokio::net::TcpListener,
         app: impl FnOnce(Router, Arc<Proxy>) -> (Router, Option<Arc<Proxy>>),
     ) -> Result<(), ProxyError> {
-        let header_read_timeout = self.header_read_timeout;
+        let edge = serve::Edge {
+            header_read_timeout: self.header_read_timeout,
+            max_connections: self
+                .max_connections
+                .unwrap_or_else(|| places::default_max(places::fd_limit())),
+            max_connections_per_client: self.max_connections_per_client,
+        };
         let stop = self.shutdown.clone();
         let threads = self.worker_threads;
         let (router, proxy) = self.into_router_and_state()?;
         let (router, calls) = app(router, proxy);
-        serve::serve(listener, router, calls, header_read_timeout, stop, threads)
+        serve::serve(listener, router, calls, edge, stop, threads)
             .await
             .map_err(|e| ProxyError(format!("cannot start a worker thread: {e}")))
     }

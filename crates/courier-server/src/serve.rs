@@ -11,7 +11,10 @@
 //! at the same timeout; that timer is dropped once the first request has come, so that later
 //! wake-ups of the connection do not poll it. A request head is at most [`MAX_HEAD`] bytes (431
 //! beyond). The peer's address reaches the router's handlers as axum's
-//! `ConnectInfo<SocketAddr>` (the proxy forwards it as the client address).
+//! `ConnectInfo<SocketAddr>` (the proxy forwards it as the client address). Each connection
+//! holds a place of [`places`](crate::places)' bound on open connections: busy from a
+//! request's head until its response is sent whole (a channel's socket until it closes), and
+//! closed, idle, when a new connection at the bound takes its place.
 //!
 //! The one optimisation here: [`Proxy::serve`](crate::Proxy::serve) serves the proxy's own
 //! router, so its call route is known, and a request at that path goes to the call's handler
@@ -25,10 +28,12 @@
 //! in one of its own. Every other path, and every request of an app's own router
 //! ([`Proxy::serve_with`](crate::Proxy::serve_with)), goes through the router.
 
+use crate::places::{Busy, Place, Places, Tracked};
 use crate::{Proxy, Shutdown};
 use axum::extract::ConnectInfo;
 use axum::Router;
 use futures_util::future::Either;
+use futures_util::FutureExt;
 use hyper::body::Incoming;
 use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
 use hyper_util::server::conn::auto::Builder;
@@ -59,11 +64,17 @@ pub(crate) async fn serve(
     listener: TcpListener,
     app: Router,
     calls: Option<Arc<Proxy>>,
-    header_read_timeout: Duration,
+    edge: Edge,
     stop: Shutdown,
     threads: Option<NonZeroUsize>,
 ) -> io::Result<()> {
-    let server = Server::new(app, calls, header_read_timeout);
+    let places = Places::new(edge.max_connections, edge.max_connections_per_client);
+    tracing::debug!(
+        max_connections = places.max(),
+        per_client = places.per_client().map(NonZeroUsize::get),
+        "serving with a bound on open connections"
+    );
+    let server = Server::new(app, calls, edge.header_read_timeout);
     let mut workers = match threads {
         Some(threads) => Some(Workers::start(threads, &server)?),
         None => None,
@@ -80,9 +91,22 @@ pub(crate) async fn serve(
             },
             () = stop.begun() => break,
         };
+        // At the bound, the oldest idle connection makes room, or this one waits for a place
+        // (and the listener's backlog for this one).
+        let place = tokio::select! {
+            place = places.place(peer.ip()) => place,
+            () = stop.begun() => break,
+        };
+        let Some(place) = place else {
+            tracing::debug!(
+                %peer,
+                "closed a new connection: its address holds as many busy ones as it may"
+            );
+            continue;
+        };
         match &mut workers {
-            Some(workers) => workers.hand(stream, peer),
-            None => server.connection(stream, peer, &graceful, ()),
+            Some(workers) => workers.hand(stream, peer, place),
+            None => server.connection(stream, peer, place, &graceful, ()),
         }
     }
     drop(listener);
@@ -91,6 +115,15 @@ pub(crate) async fn serve(
     }
     graceful.shutdown().await;
     Ok(())
+}
+
+/// The bounds of [`serve`]'s connections: how long a request's head may take, and how many
+/// connections may be open at once, in all and from one client address ([`places`](crate::places)).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Edge {
+    pub(crate) header_read_timeout: Duration,
+    pub(crate) max_connections: usize,
+    pub(crate) max_connections_per_client: Option<NonZeroUsize>,
 }
 
 /// What serving one connection takes: the app, and hyper's server configured once.
@@ -121,12 +154,13 @@ impl Server {
         }
     }
 
-    /// Serves `stream` in a task of the current runtime, watched by `graceful`; `held` is
-    /// dropped when the connection ends.
+    /// Serves `stream` in a task of the current runtime, watched by `graceful`, in `place`;
+    /// `held` is dropped when the connection ends.
     fn connection(
         &self,
         stream: TcpStream,
         peer: SocketAddr,
+        place: Place,
         graceful: &GracefulShutdown,
         held: impl Send + 'static,
     ) {
@@ -136,18 +170,30 @@ impl Server {
         let calls = self.calls.clone();
         let spoke = Arc::new(AtomicBool::new(false));
         let first = Arc::clone(&spoke);
+        let requests = place.clone();
         let service = hyper::service::service_fn(move |mut request: http::Request<Incoming>| {
             first.store(true, Ordering::Relaxed);
-            match &calls {
+            // Busy until its response is sent whole: the connection is not closed for another.
+            let busy = requests.busy();
+            let answered = match &calls {
                 Some(proxy) if request.uri().path() == proxy.http_path => {
                     let proxy = Arc::clone(proxy);
                     Either::Left(crate::call::serve_at_front(proxy, request, peer))
                 }
                 _ => {
-                    request.extensions_mut().insert(ConnectInfo(peer));
+                    let extensions = request.extensions_mut();
+                    extensions.insert(ConnectInfo(peer));
+                    // A channel's socket keeps the request's parts, so this keeps the
+                    // connection busy for as long as the socket is open, past its 101.
+                    extensions.insert(KeptBusy {
+                        _busy: Arc::new(requests.busy()),
+                    });
                     Either::Right(app.clone().oneshot(request.map(axum::body::Body::new)))
                 }
-            }
+            };
+            answered.map(|answered| {
+                answered.map(|response| response.map(|body| Tracked::new(body, busy)))
+            })
         });
         let connection = self
             .builder
@@ -164,27 +210,51 @@ impl Server {
             let mut first_head = Some(Box::pin(tokio::time::sleep(header_read_timeout)));
             let ended = poll_fn(|cx| {
                 if let Poll::Ready(ended) = connection.as_mut().poll(cx) {
-                    return Poll::Ready(Some(ended));
+                    return Poll::Ready(Ended::Served(ended));
                 }
                 if let Some(timer) = &mut first_head {
                     if spoke.load(Ordering::Relaxed) {
                         first_head = None;
                     } else if timer.as_mut().poll(cx).is_ready() {
-                        return Poll::Ready(None);
+                        return Poll::Ready(Ended::NoHead);
                     }
+                }
+                // Idle, its place taken by a new connection: dropped here, closed.
+                if place.poll_closing(cx).is_ready() {
+                    return Poll::Ready(Ended::PlaceTaken);
                 }
                 Poll::Pending
             })
             .await;
             match ended {
-                Some(Ok(())) => {}
-                Some(Err(e)) => {
+                Ended::Served(Ok(())) => {}
+                Ended::Served(Err(e)) => {
                     tracing::debug!(%peer, error = %e, "a connection ended with an error");
                 }
-                None => tracing::debug!(%peer, "no request head within the header read timeout"),
+                Ended::NoHead => {
+                    tracing::debug!(%peer, "no request head within the header read timeout");
+                }
+                Ended::PlaceTaken => {}
             }
         });
     }
+}
+
+/// How a connection's task ended.
+enum Ended {
+    /// hyper ended the connection.
+    Served(Result<(), courier_core::BoxError>),
+    /// No request head came within the header read timeout.
+    NoHead,
+    /// It was idle at the bound on open connections, and its place went to a new one.
+    PlaceTaken,
+}
+
+/// Keeps a connection busy while a request's parts are kept: [`Server::connection`] puts it in
+/// the extensions of the requests it hands to the router.
+#[derive(Clone)]
+struct KeptBusy {
+    _busy: Arc<Busy>,
 }
 
 /// Threads serving the connections handed to them, each a single-threaded tokio runtime, as
@@ -200,9 +270,12 @@ struct Workers {
     threads: Vec<Worker>,
 }
 
+/// A connection handed to a worker: its socket, its peer, its place and the worker's count.
+type Handed = (std::net::TcpStream, SocketAddr, Place, Open);
+
 struct Worker {
     /// `None` once the worker is told to stop.
-    connections: Option<mpsc::UnboundedSender<(std::net::TcpStream, SocketAddr, Open)>>,
+    connections: Option<mpsc::UnboundedSender<Handed>>,
     open: Arc<AtomicUsize>,
     stopped: oneshot::Receiver<()>,
     /// Dropped before the worker has stopped (the serving future was dropped), it cuts the
@@ -220,11 +293,12 @@ impl Workers {
 
     /// Hands `stream` to the worker with the fewest open connections. A worker whose thread
     /// has ended (it cannot take connections any more) is passed over from then on.
-    fn hand(&mut self, stream: TcpStream, peer: SocketAddr) {
+    fn hand(&mut self, stream: TcpStream, peer: SocketAddr, place: Place) {
         // The accepting runtime's registration goes; the worker's runtime registers it again.
-        let Ok(mut stream) = stream.into_std() else {
+        let Ok(stream) = stream.into_std() else {
             return;
         };
+        let mut handed = (stream, peer, place);
         loop {
             let Some(worker) = self
                 .threads
@@ -240,11 +314,12 @@ impl Workers {
             let Some(connections) = &worker.connections else {
                 return;
             };
-            match connections.send((stream, peer, open)) {
+            let (stream, peer, place) = handed;
+            match connections.send((stream, peer, place, open)) {
                 Ok(()) => return,
-                Err(mpsc::error::SendError((back, _, _))) => {
+                Err(mpsc::error::SendError((stream, peer, place, _))) => {
                     worker.connections = None;
-                    stream = back;
+                    handed = (stream, peer, place);
                 }
             }
         }
@@ -275,9 +350,9 @@ impl Worker {
                 runtime.block_on(async move {
                     let graceful = GracefulShutdown::new();
                     let serving = async {
-                        while let Some((stream, peer, open)) = handed.recv().await {
+                        while let Some((stream, peer, place, open)) = handed.recv().await {
                             if let Ok(stream) = TcpStream::from_std(stream) {
-                                server.connection(stream, peer, &graceful, open);
+                                server.connection(stream, peer, place, &graceful, open);
                             }
                         }
                         graceful.shutdown().await;
@@ -337,10 +412,7 @@ mod tests {
     use super::*;
 
     /// A worker fed by a channel of the test's: its thread is `receiver`.
-    fn worker() -> (
-        Worker,
-        mpsc::UnboundedReceiver<(std::net::TcpStream, SocketAddr, Open)>,
-    ) {
+    fn worker() -> (Worker, mpsc::UnboundedReceiver<Handed>) {
         let (connections, receiver) = mpsc::unbounded_channel();
         let (_done, stopped) = oneshot::channel();
         let (abort, _aborted) = oneshot::channel();
@@ -363,10 +435,12 @@ mod tests {
         };
         let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
         let addr = listener.local_addr().unwrap();
+        let places = Places::new(16, None);
         for _ in 0..2 {
             let _client = tokio::net::TcpStream::connect(addr).await.unwrap();
             let (stream, peer) = listener.accept().await.unwrap();
-            workers.hand(stream, peer);
+            let place = places.admit(peer.ip()).unwrap();
+            workers.hand(stream, peer, place);
         }
         // Both connections reached the live worker, and only its count holds them.
         assert!(workers.threads[0].connections.is_none());

@@ -81,6 +81,17 @@ pub(crate) struct ServeArgs {
     #[arg(long, value_name = "MS", value_parser = clap::value_parser!(u64).range(1..))]
     pub(crate) body_read_timeout_ms: Option<u64>,
 
+    /// At most this many connections open at once; at the bound a new connection takes the
+    /// place of the oldest idle one. Default: the file's `max_connections`, else half of what
+    /// the process's file-descriptor limit leaves after 64.
+    #[arg(long, value_name = "N")]
+    pub(crate) max_connections: Option<NonZeroUsize>,
+
+    /// At most this many connections open at once from one client address. Default: the
+    /// file's `max_connections_per_client`, else no bound per address.
+    #[arg(long, value_name = "N")]
+    pub(crate) max_connections_per_client: Option<NonZeroUsize>,
+
     /// Serve the app's static front end from this folder, beside the proxy on one origin.
     /// Default: the file's `[static] dir`, else none.
     #[arg(long = "static", value_name = "DIR")]
@@ -129,6 +140,15 @@ pub(crate) fn run(args: &ServeArgs) -> ExitCode {
     }
     if let Some(timeout) = millis(args.body_read_timeout_ms).or(limits.body_read_timeout) {
         proxy = proxy.body_read_timeout(timeout);
+    }
+    if let Some(connections) = args.max_connections.or(limits.max_connections) {
+        proxy = proxy.max_connections(connections.get());
+    }
+    if let Some(connections) = args
+        .max_connections_per_client
+        .or(limits.max_connections_per_client)
+    {
+        proxy = proxy.max_connections_per_client(connections.get());
     }
     if let Some(dir) = args.static_dir.as_deref().or(config.static_dir()) {
         if !dir.is_dir() {

@@ -4,6 +4,7 @@
 use super::key_path::KeyPath;
 use super::raw::RawProxy;
 use crate::error::{ConfigurationError, ErrorCode};
+use std::num::NonZeroUsize;
 use std::time::Duration;
 
 /// The paths of the proxy route (the browser package's `proxyPath`): HTTP calls, SSE streams and
@@ -55,9 +56,10 @@ impl ProxyPaths {
 }
 
 /// The limits the proxy holds browsers to, where the `[proxy]` table sets them: `body_limit` and
-/// `multipart_limit` (bytes), `header_read_timeout_ms` and `body_read_timeout_ms`. `None` leaves
-/// the proxy's own default (1 MiB, 32 MiB, 30 s, 60 s); `courier serve`'s flags win over the
-/// file.
+/// `multipart_limit` (bytes), `header_read_timeout_ms` and `body_read_timeout_ms`,
+/// `max_connections` and `max_connections_per_client`. `None` leaves the proxy's own default
+/// (1 MiB, 32 MiB, 30 s, 60 s, a bound derived from the file-descriptor limit, no bound per
+/// address); `courier serve`'s flags win over the file.
 ///
 /// ```
 /// use courier::config::Config;
@@ -80,6 +82,11 @@ pub struct ProxyLimits {
     pub header_read_timeout: Option<Duration>,
     /// How long a call's body may take to arrive, whole (`body_read_timeout_ms`).
     pub body_read_timeout: Option<Duration>,
+    /// At most this many connections open at once (`max_connections`).
+    pub max_connections: Option<NonZeroUsize>,
+    /// At most this many connections open at once from one client address
+    /// (`max_connections_per_client`).
+    pub max_connections_per_client: Option<NonZeroUsize>,
 }
 
 impl ProxyLimits {
@@ -99,6 +106,8 @@ impl ProxyLimits {
             multipart_limit: raw.multipart_limit,
             header_read_timeout: timeout(raw.header_read_timeout_ms, "header_read_timeout_ms")?,
             body_read_timeout: timeout(raw.body_read_timeout_ms, "body_read_timeout_ms")?,
+            max_connections: raw.max_connections,
+            max_connections_per_client: raw.max_connections_per_client,
         })
     }
 }

@@ -52,6 +52,8 @@ pub(super) struct RawProxy {
     pub(super) multipart_limit: Option<u64>,
     pub(super) header_read_timeout_ms: Option<u64>,
     pub(super) body_read_timeout_ms: Option<u64>,
+    pub(super) max_connections: Option<std::num::NonZeroUsize>,
+    pub(super) max_connections_per_client: Option<std::num::NonZeroUsize>,
 }
 
 crate::settings::layer_settings!(raw_with_settings(

@@ -648,3 +648,27 @@ fn paths_may_name_parameters_as_axum_does_and_delete_is_a_verb() {
         .unwrap_err();
     assert!(err.message().contains("both `delete` and `del`"), "{err}");
 }
+
+#[test]
+fn the_bounds_on_connections_reach_the_proxy_limits_and_zero_is_refused() {
+    let config: super::super::Config =
+        "[proxy]\nmax_connections = 4096\nmax_connections_per_client = 64\n"
+            .parse()
+            .unwrap();
+    let limits = config.proxy_limits();
+    assert_eq!(limits.max_connections.map(|n| n.get()), Some(4096));
+    assert_eq!(limits.max_connections_per_client.map(|n| n.get()), Some(64));
+    let unset: super::super::Config = "".parse().unwrap();
+    assert_eq!(unset.proxy_limits().max_connections, None);
+    for key in ["max_connections", "max_connections_per_client"] {
+        let refused = format!("[proxy]\n{key} = 0\n")
+            .parse::<super::super::Config>()
+            .unwrap_err();
+        assert!(refused.to_string().contains(key), "{refused}");
+        assert_eq!(
+            refused.code(),
+            crate::error::ErrorCode::ConfigInvalid,
+            "{refused}"
+        );
+    }
+}

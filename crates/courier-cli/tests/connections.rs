@@ -1,0 +1,146 @@
+//! `courier serve`, the real binary, under a file-descriptor limit of 256 (`prlimit`): one
+//! address holding 10,000 idle connections does not keep another client's call out. The bound
+//! on open connections is the default one, derived from that limit (96 places); at the bound
+//! each new connection takes the place of the oldest idle one.
+
+use axum::extract::Path;
+use axum::routing::get;
+use axum::{Json, Router};
+use serde_json::json;
+use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
+use tokio::net::{TcpSocket, TcpStream};
+
+/// How many idle connections the attacking address opens, if this process may hold them.
+const IDLE: usize = 10_000;
+
+/// Raises this process's soft limit on open files to its hard limit (`prlimit` on its own
+/// pid), and says how many idle connections it may then hold besides what it needs.
+fn room_for_idle_connections() -> usize {
+    let pid = std::process::id().to_string();
+    let hard = std::process::Command::new("prlimit")
+        .args([
+            "--pid",
+            &pid,
+            "--nofile",
+            "--output",
+            "HARD",
+            "--noheadings",
+        ])
+        .output()
+        .expect("prlimit (util-linux) runs");
+    let hard: usize = String::from_utf8_lossy(&hard.stdout)
+        .trim()
+        .parse()
+        .unwrap_or(usize::MAX);
+    let raised = std::process::Command::new("prlimit")
+        .args(["--pid", &pid, &format!("--nofile={hard}:{hard}")])
+        .status()
+        .expect("prlimit (util-linux) runs");
+    assert!(raised.success(), "could not raise the open-files limit");
+    IDLE.min(hard.saturating_sub(256))
+}
+
+#[tokio::test]
+async fn ten_thousand_idle_connections_from_one_address_do_not_keep_another_clients_call_out() {
+    let idle_count = room_for_idle_connections();
+    let backend = courier_test_support::serve(Router::new().route(
+        "/users/{id}",
+        get(|Path(id): Path<u64>| async move { Json(json!({ "id": id })) }),
+    ))
+    .await;
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("courier.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "[sources.demo]\nbase_url = \"http://{backend}\"\n\n\
+             [sources.demo.groups.users]\nprefix = \"/users\"\nexpose = true\n\n\
+             [sources.demo.groups.users.endpoints.get]\nget = \"/:id\"\n"
+        ),
+    )
+    .unwrap();
+    let mut child = tokio::process::Command::new("prlimit")
+        .args([
+            "--nofile=256:256",
+            "--",
+            env!("CARGO_BIN_EXE_courier"),
+            "serve",
+        ])
+        .args([
+            "--config",
+            config.to_str().unwrap(),
+            "--listen",
+            "127.0.0.1:0",
+        ])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let mut stdout = BufReader::new(child.stdout.take().unwrap());
+    let mut line = String::new();
+    tokio::time::timeout(Duration::from_secs(30), stdout.read_line(&mut line))
+        .await
+        .expect("the listening line within 30 s")
+        .unwrap();
+    let proxy: SocketAddr = line
+        .trim()
+        .strip_prefix("listening on http://")
+        .unwrap_or_else(|| panic!("{line:?}"))
+        .parse()
+        .unwrap();
+
+    let started = Instant::now();
+    let mut idle = Vec::with_capacity(idle_count);
+    for _ in 0..idle_count {
+        idle.push(TcpStream::connect(proxy).await.unwrap());
+    }
+    eprintln!(
+        "{idle_count} idle connections from 127.0.0.1 opened in {:?}",
+        started.elapsed()
+    );
+
+    // Another address's call, on a connection of its own, is answered at once.
+    for id in 1..=3 {
+        let socket = TcpSocket::new_v4().unwrap();
+        socket
+            .bind(SocketAddr::new(IpAddr::V4(Ipv4Addr::new(127, 0, 0, 2)), 0))
+            .unwrap();
+        let started = Instant::now();
+        let mut tcp = socket.connect(proxy).await.unwrap();
+        let request = format!(
+            "GET /api/request?_s=demo&_g=users&_m=get&_v=%7B%22id%22%3A{id}%7D HTTP/1.1\r\n\
+             host: app\r\nconnection: close\r\n\r\n"
+        );
+        tcp.write_all(request.as_bytes()).await.unwrap();
+        let mut answer = Vec::new();
+        tokio::time::timeout(Duration::from_secs(5), tcp.read_to_end(&mut answer))
+            .await
+            .expect("answered within 5 s")
+            .unwrap();
+        let answer = String::from_utf8_lossy(&answer);
+        assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
+        assert!(answer.ends_with(&format!("{{\"id\":{id}}}")), "{answer}");
+        let took = started.elapsed();
+        eprintln!("the other client's call {id} took {took:?}");
+        assert!(took < Duration::from_secs(1), "{took:?}");
+    }
+
+    // The proxy holds no more than its places: the idle connections beyond were closed.
+    let mut open = 0;
+    for tcp in idle.iter_mut().rev().take(200) {
+        let mut byte = [0u8; 1];
+        let read = tokio::time::timeout(Duration::from_millis(5), tcp.read(&mut byte)).await;
+        if read.is_err() {
+            open += 1;
+        }
+    }
+    assert!(
+        open <= 96,
+        "{open} of the 200 newest idle connections still open"
+    );
+    assert!(child.try_wait().unwrap().is_none(), "the proxy is still up");
+}
