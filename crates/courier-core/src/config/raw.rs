@@ -52,6 +52,8 @@ pub(super) struct RawProxy {
     pub(super) multipart_limit: Option<u64>,
     pub(super) header_read_timeout_ms: Option<u64>,
     pub(super) body_read_timeout_ms: Option<u64>,
+    pub(super) rate_limit: Option<u32>,
+    pub(super) rate_burst: Option<u32>,
 }
 
 crate::settings::layer_settings!(raw_with_settings(
