@@ -72,7 +72,7 @@
 //! | [`response`] | `HttpResponse`, `FromResponse`, `ResponseBody`, `BodyStream`, `DecodeError` | reading responses into your types |
 //! | [`encode`] | `Form`, `FilePart`, `Part`, `Variables`, `PathTemplate`, … | variables: files to upload, and how variables become a request |
 //! | [`layers`] | one module per layer; [`layers::context`] (`ServedRequest`, `ContextLayer`), [`layers::session`] (`SessionLayer`, `SessionCookies` to sign a user in) | the layers, each usable alone on any `tower::Service` |
-//! | [`server`] | `Proxy`, `ProxyError`, `Shutdown` | the proxy route a browser calls an API through |
+//! | [`server`] | `Proxy`, `ProxyError`, `RateLimit`, `Shutdown` | the proxy route a browser calls an API through |
 //! | [`config`], [`routes`] | `Config`, `ProxyPaths`; `Routes`, `Command`, `routes::types` | the config file; the routes record and the browser's routes module |
 //!
 //! # Features

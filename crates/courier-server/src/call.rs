@@ -69,6 +69,9 @@ where
         variables,
         query,
     } = Addressed::read(&proxy, &parts)?;
+    if let Some(limiter) = &proxy.rate_limit {
+        limiter.check(client.session(), &parts.headers, peer)?;
+    }
     let EndpointDef::Http(http) = endpoint.definition() else {
         return Err(Refusal::NotInRoutes(format!(
             "`{}` is a stream or a channel: call it at the proxy's sse or ws path",

@@ -30,9 +30,11 @@
 //!   `{"error": {"code", "message"}}`: 404 `ENDPOINT_NOT_IN_ROUTES`, 405 `METHOD_NOT_ALLOWED`,
 //!   400 `BAD_REQUEST` (also for a missing or malformed `_s`, `_g` or `_m`: an empty `_s`, an
 //!   empty name in `_g`, a dot in `_m`), 413 `PAYLOAD_TOO_LARGE`, 415 `UNSUPPORTED_MEDIA_TYPE`, 502
-//!   `UPSTREAM_UNREACHABLE`, 504 `UPSTREAM_TIMEOUT`, and the session's 403s. A 502 or 504 names
-//!   the endpoint and the cause, never the upstream's host; it is logged (`tracing`, `error`)
-//!   with the upstream's method and address, and an upstream's own 5xx is logged at `warn`.
+//!   `UPSTREAM_UNREACHABLE`, 504 `UPSTREAM_TIMEOUT`, the session's 403s, and with
+//!   [`Proxy::rate_limit`] 429 `RATE_LIMITED` (with `Retry-After`; for stream openings and
+//!   channel handshakes too, counted with the calls). A 502 or 504 names the endpoint and the
+//!   cause, never the upstream's host; it is logged (`tracing`, `error`) with the upstream's
+//!   method and address, and an upstream's own 5xx is logged at `warn`.
 //! - **Streams**: opened with GET (another verb is refused 405, in JSON like every refusal);
 //!   the handler's events as `text/event-stream`, each `data` compact JSON, with
 //!   `id`, `event` and `retry` when set; `Last-Event-ID` reaches the handler
@@ -114,6 +116,7 @@ mod call;
 mod package;
 mod places;
 mod proxy;
+mod rate;
 mod refusal;
 mod serve;
 mod shutdown;
@@ -123,6 +126,7 @@ mod upload;
 mod wire;
 
 pub use self::proxy::{Proxy, ProxyError};
+pub use self::rate::RateLimit;
 pub use self::shutdown::Shutdown;
 
 /// Entry points for the fuzz targets in `fuzz/` (the `fuzzing` feature): the readers of

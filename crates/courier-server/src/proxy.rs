@@ -1,6 +1,7 @@
 //! [`Proxy`]: the builder of the proxy route, and the router it becomes.
 
 use crate::package::BrowserPackage;
+use crate::rate::{Limiter, RateLimit};
 use crate::shutdown::Shutdown;
 use crate::{call, places, serve, socket, stream};
 use axum::routing::any;
@@ -37,6 +38,8 @@ pub struct Proxy {
     pub(crate) max_message_size: usize,
     pub(crate) shutdown: Shutdown,
     pub(crate) static_dir: Option<std::path::PathBuf>,
+    /// The rate limit on calls, stream openings and channel handshakes, when there is one.
+    pub(crate) rate_limit: Option<Arc<Limiter>>,
     /// Where the browser package is served ([`Proxy::browser_package`]), without a trailing `/`.
     browser_package: Option<String>,
     /// The hub of the sources given by definition ([`Proxy::source`]), when one was given.
@@ -81,6 +84,7 @@ impl Proxy {
             max_message_size: 1024 * 1024,
             shutdown: Shutdown::default(),
             static_dir: None,
+            rate_limit: None,
             browser_package: None,
             hub: None,
             built: Vec::new(),
@@ -202,6 +206,45 @@ impl Proxy {
     /// HTTP/1 only (HTTP/2 is framed, and its frames are hyper's to bound).
     pub fn header_read_timeout(mut self, timeout: Duration) -> Self {
         self.header_read_timeout = timeout;
+        self
+    }
+
+    /// At most `limit`'s requests a second — calls, stream openings and channel handshakes,
+    /// counted together — per session, or per client address for a request without one, in
+    /// bursts of its size; one over it is refused `429 Too Many Requests` with `Retry-After`
+    /// (whole seconds) and `RATE_LIMITED`, before anything is read of its body, sent upstream
+    /// or opened in the hub. Default: no limit.
+    ///
+    /// A request is counted by its session only when the session is one the app issued: its
+    /// CSRF cookie holds a token signed for its session cookies with the source's key
+    /// ([`SessionOptions::csrf_signed`](courier_core::SessionOptions::csrf_signed)). Any other
+    /// request — a session cookie the proxy cannot verify being a value a client can make up
+    /// anew for each request — is counted by the peer's IP address (an IPv6 address by its
+    /// /64). The memory it takes stays bounded however many keys clients send.
+    /// `docs/SECURITY.md` says what it defends against and what not.
+    ///
+    /// A limit of zero (either number) makes [`Proxy::into_router`] fail.
+    ///
+    /// ```
+    /// # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
+    /// use courier::server::{Proxy, RateLimit};
+    ///
+    /// let proxy = Proxy::new().rate_limit(RateLimit::per_second(10).burst(20));
+    /// let stop = proxy.shutdown_handle();
+    /// let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+    /// let served = tokio::spawn(proxy.serve(listener));
+    /// stop.begin();
+    /// served.await??;
+    /// # Ok(()) }
+    /// # tokio::runtime::Runtime::new().unwrap().block_on(demo()).unwrap();
+    /// ```
+    pub fn rate_limit(mut self, limit: RateLimit) -> Self {
+        match Limiter::new(limit) {
+            Ok(limiter) => self.rate_limit = Some(Arc::new(limiter)),
+            Err(e) => {
+                self.failed.get_or_insert(e);
+            }
+        }
         self
     }
 
@@ -539,6 +582,10 @@ impl fmt::Debug for Proxy {
             .field("keep_alive", &self.keep_alive)
             .field("buffer", &self.buffer)
             .field("max_message_size", &self.max_message_size)
+            .field(
+                "rate_limit",
+                &self.rate_limit.as_ref().map(|limiter| limiter.limit()),
+            )
             .field("shutting_down", &self.shutdown.is_begun())
             .finish()
     }

@@ -33,6 +33,16 @@ pub(crate) enum Refusal {
     PayloadTooLarge(String),
     /// 415 `UNSUPPORTED_MEDIA_TYPE`.
     UnsupportedMediaType(String),
+    /// 429 `RATE_LIMITED` with `Retry-After`: the session's or the client address's requests
+    /// are over the proxy's rate limit ([`crate::rate`]).
+    RateLimited {
+        /// The wait for the next request the limit lets through, in whole seconds (at least 1).
+        retry_after_secs: u64,
+        /// The limit.
+        limit: crate::RateLimit,
+        /// Whether the count was the session's (else the client address's).
+        session: bool,
+    },
     /// 502 `UPSTREAM_UNREACHABLE`: no response from the upstream.
     UpstreamUnreachable(String),
     /// 504 `UPSTREAM_TIMEOUT`: the endpoint's or the source's timeout elapsed.
@@ -51,6 +61,7 @@ impl Refusal {
             Self::RequestTimeout(_) => StatusCode::REQUEST_TIMEOUT,
             Self::PayloadTooLarge(_) => StatusCode::PAYLOAD_TOO_LARGE,
             Self::UnsupportedMediaType(_) => StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            Self::RateLimited { .. } => StatusCode::TOO_MANY_REQUESTS,
             Self::UpstreamUnreachable(_) => StatusCode::BAD_GATEWAY,
             Self::UpstreamTimeout(_) => StatusCode::GATEWAY_TIMEOUT,
         }
@@ -67,6 +78,7 @@ impl Refusal {
             Self::RequestTimeout(_) => "REQUEST_TIMEOUT",
             Self::PayloadTooLarge(_) => "PAYLOAD_TOO_LARGE",
             Self::UnsupportedMediaType(_) => "UNSUPPORTED_MEDIA_TYPE",
+            Self::RateLimited { .. } => "RATE_LIMITED",
             Self::UpstreamUnreachable(_) => "UPSTREAM_UNREACHABLE",
             Self::UpstreamTimeout(_) => "UPSTREAM_TIMEOUT",
         }
@@ -76,6 +88,22 @@ impl Refusal {
     pub(crate) fn message(&self) -> std::borrow::Cow<'_, str> {
         match self {
             Self::Layer(refused) => refused.message().into(),
+            Self::RateLimited {
+                retry_after_secs,
+                limit,
+                session,
+            } => format!(
+                "this {} is over the proxy's rate limit of {} requests a second (in bursts of \
+                 {}): retry in {retry_after_secs} s",
+                if *session {
+                    "session"
+                } else {
+                    "client address"
+                },
+                limit.get_per_second(),
+                limit.get_burst(),
+            )
+            .into(),
             Self::Session { message, .. }
             | Self::BadRequest(message)
             | Self::NotInRoutes(message)
@@ -87,18 +115,27 @@ impl Refusal {
             | Self::UpstreamTimeout(message) => message.as_str().into(),
         }
     }
+
+    /// The `Retry-After` it is answered with, in seconds, when it says when to come back.
+    fn retry_after_secs(&self) -> Option<u64> {
+        match self {
+            Self::Layer(refused) => refused.retry_after_secs(),
+            Self::RateLimited {
+                retry_after_secs, ..
+            } => Some(*retry_after_secs),
+            _ => None,
+        }
+    }
 }
 
 impl IntoResponse for Refusal {
     fn into_response(self) -> Response {
         let body = courier_core::wire::error_body(self.code(), &self.message());
         let mut response = (self.status(), Json(body)).into_response();
-        if let Self::Layer(refused) = &self {
-            if let Some(secs) = refused.retry_after_secs() {
-                response
-                    .headers_mut()
-                    .insert(http::header::RETRY_AFTER, secs.into());
-            }
+        if let Some(secs) = self.retry_after_secs() {
+            response
+                .headers_mut()
+                .insert(http::header::RETRY_AFTER, secs.into());
         }
         response
     }
@@ -126,6 +163,25 @@ mod tests {
         assert_eq!(
             (session.status(), session.code()),
             (StatusCode::FORBIDDEN, "CSRF_CHECK_FAILED")
+        );
+    }
+
+    #[tokio::test]
+    async fn a_rate_limit_is_429_with_retry_after() {
+        let response = Refusal::RateLimited {
+            retry_after_secs: 2,
+            limit: crate::RateLimit::per_second(5).burst(10),
+            session: false,
+        }
+        .into_response();
+        assert_eq!(response.status(), StatusCode::TOO_MANY_REQUESTS);
+        assert_eq!(response.headers()["retry-after"], "2");
+        let body = axum::body::to_bytes(response.into_body(), 1024)
+            .await
+            .unwrap();
+        assert_eq!(
+            body,
+            r#"{"error":{"code":"RATE_LIMITED","message":"this client address is over the proxy's rate limit of 5 requests a second (in bursts of 10): retry in 2 s"}}"#
         );
     }
 }

@@ -50,6 +50,10 @@ async fn open(
         variables,
         query,
     } = Addressed::of(live, query)?;
+    if let Some(limiter) = &live.rate_limit {
+        let peer = call::peer_of(&parts.extensions);
+        limiter.check(client.session(), &parts.headers, peer)?;
+    }
     check_socket_origin(client.api(), &endpoint, parts)?;
     let remote = match endpoint.definition() {
         EndpointDef::Channel(channel) => !matches!(channel.source(), ChannelSource::Implemented(_)),
@@ -119,14 +123,16 @@ async fn open(
 
 /// Answers a refused handshake. A browser is told nothing of a handshake refused with an HTTP
 /// status (it sees a close with 1006, which a channel retries), so a refusal that retrying will
-/// not change (a 4xx) is told to the proxy's own pages as a close code instead: the socket is
-/// accepted and closed at once with 4000 + the status and `CODE: message`
-/// ([`refusal_close`]). Another site's page, and a client that sends no `Origin` (and can read
-/// the status), get the HTTP refusal, before any upgrade.
+/// not change (a 4xx but 408 and 429, which say "later") is told to the proxy's own pages as a
+/// close code instead: the socket is accepted and closed at once with 4000 + the status and
+/// `CODE: message` ([`refusal_close`]). Another site's page, a client that sends no `Origin`
+/// (and can read the status), and a handshake over the rate limit (whose page's channel should
+/// retry, with its backoff) get the HTTP refusal, before any upgrade.
 async fn refuse(refusal: Refusal, mut parts: http::request::Parts) -> Response {
     use axum::extract::FromRequestParts;
     let status = refusal.status();
     if status.is_client_error()
+        && !says_later(status)
         && courier_layers::session::is_own_origin(&parts.headers, &parts.uri)
     {
         if let Ok(upgrade) = WebSocketUpgrade::from_request_parts(&mut parts, &()).await {
@@ -137,6 +143,11 @@ async fn refuse(refusal: Refusal, mut parts: http::request::Parts) -> Response {
         }
     }
     refusal.into_response()
+}
+
+/// Whether a 4xx says "later" rather than "never": 408 and 429.
+fn says_later(status: http::StatusCode) -> bool {
+    status == http::StatusCode::REQUEST_TIMEOUT || status == http::StatusCode::TOO_MANY_REQUESTS
 }
 
 /// The close frame of a channel refused for good: [`wire::refusal_close`].
@@ -159,10 +170,7 @@ fn refused_for_good(error: &courier_client::Error) -> Option<Message> {
         return None;
     }
     let status = error.status()?;
-    if !status.is_client_error()
-        || status == http::StatusCode::REQUEST_TIMEOUT
-        || status == http::StatusCode::TOO_MANY_REQUESTS
-    {
+    if !status.is_client_error() || says_later(status) {
         return None;
     }
     Some(refusal_close(

@@ -30,6 +30,10 @@ pub(crate) async fn serve_stream(
         variables,
         ..
     } = addressed?;
+    if let Some(limiter) = &live.rate_limit {
+        let peer = call::peer_of(request.extensions());
+        limiter.check(client.session(), request.headers(), peer)?;
+    }
     let (parts, _) = request.into_parts();
     let headers = parts.headers.clone();
     let handler = match endpoint.definition() {

@@ -1,5 +1,6 @@
 //! `courier serve --config FILE --listen ADDR [--body-limit BYTES] [--header-read-timeout-ms MS]
-//! [--body-read-timeout-ms MS] [--static DIR] [--package PATH] [--grace-ms MS] [--threads N]`:
+//! [--body-read-timeout-ms MS] [--rate-limit N [--rate-burst N]] [--static DIR] [--package PATH]
+//! [--grace-ms MS] [--threads N]`:
 //! the proxy route for every source in the file, at the paths of its `[proxy]` table, until
 //! Ctrl-C or SIGTERM; with `--static` or the file's `[static] dir`, the app's static front end
 //! at every other path, so the page and the proxy share one origin; and with `--package` or the
@@ -7,9 +8,10 @@
 //! ([`Proxy::browser_package`]), so a page needs no npm step.
 //!
 //! The limits come from the flags, else from the `[proxy]` table (`body_limit`,
-//! `multipart_limit`, `header_read_timeout_ms`, `body_read_timeout_ms`), else the proxy's
-//! defaults: JSON bodies up to 1 MiB and uploads up to 32 MiB, arriving within 60 s, request heads within 30 s (a connection slower than that, or idle
-//! that long between requests, is closed).
+//! `multipart_limit`, `header_read_timeout_ms`, `body_read_timeout_ms`, `rate_limit`,
+//! `rate_burst`), else the proxy's defaults: JSON bodies up to 1 MiB and uploads up to 32 MiB,
+//! arriving within 60 s, request heads within 30 s (a connection slower than that, or idle that
+//! long between requests, is closed), and no rate limit ([`Proxy::rate_limit`]).
 //!
 //! With a `[bus]` table, the rooms it serves share their topics with every instance connected to
 //! that Redis (`courier_redis::RedisBus`): it connects before it binds, and a Redis it cannot
@@ -38,9 +40,9 @@ use clap::Args;
 use courier_core::config::Config;
 use courier_core::{ConfigurationError, ErrorCode};
 use courier_redis::RedisBus;
-use courier_server::Proxy;
+use courier_server::{Proxy, RateLimit};
 use std::net::SocketAddr;
-use std::num::NonZeroUsize;
+use std::num::{NonZeroU32, NonZeroUsize};
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
@@ -91,6 +93,16 @@ pub(crate) struct ServeArgs {
     /// file's `max_connections_per_client`, else no bound per address.
     #[arg(long, value_name = "N")]
     pub(crate) max_connections_per_client: Option<NonZeroUsize>,
+    /// At most this many requests a second — calls, stream openings and channel handshakes —
+    /// per session (one the app signed) or client address; one over it is refused with 429.
+    /// Default: the file's `rate_limit`, else no limit.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    pub(crate) rate_limit: Option<u32>,
+
+    /// How many requests a session or client address may make at once after a quiet spell,
+    /// under the rate limit. Default: the file's `rate_burst`, else the rate.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    pub(crate) rate_burst: Option<u32>,
 
     /// Serve the app's static front end from this folder, beside the proxy on one origin.
     /// Default: the file's `[static] dir`, else none.
@@ -149,6 +161,23 @@ pub(crate) fn run(args: &ServeArgs) -> ExitCode {
         .or(limits.max_connections_per_client)
     {
         proxy = proxy.max_connections_per_client(connections.get());
+    }
+    let burst = args.rate_burst.or(limits.rate_burst.map(NonZeroU32::get));
+    match (
+        args.rate_limit.or(limits.rate_limit.map(NonZeroU32::get)),
+        burst,
+    ) {
+        (Some(rate), burst) => {
+            proxy = proxy.rate_limit(RateLimit::per_second(rate).burst(burst.unwrap_or(rate)));
+        }
+        (None, Some(_)) => {
+            return report::configuration_error(&ConfigurationError::new(
+                ErrorCode::ConfigInvalid,
+                "`--rate-burst` is the burst of a rate limit: give `--rate-limit` or the file's \
+                 `[proxy] rate_limit` too",
+            ));
+        }
+        (None, None) => {}
     }
     if let Some(dir) = args.static_dir.as_deref().or(config.static_dir()) {
         if !dir.is_dir() {

@@ -729,6 +729,13 @@ impl Client {
     pub fn hub(&self) -> &Hub {
         &self.inner.hub
     }
+
+    /// The session layer of the client's calls, when the source has `session` options: what
+    /// a proxy route given this client asks which session a browser's request carries
+    /// ([`SessionLayer::signed_session`]).
+    pub fn session(&self) -> Option<&SessionLayer> {
+        self.inner.stack.session.as_ref()
+    }
 }
 
 impl Opener for Client {

@@ -114,8 +114,8 @@ impl Config {
         &self.proxy
     }
 
-    /// The limits the proxy holds browsers to (`[proxy]`'s `body_limit`,
-    /// `header_read_timeout_ms`, `body_read_timeout_ms`).
+    /// The limits the proxy holds browsers to (`[proxy]`'s `body_limit`, `multipart_limit`,
+    /// `header_read_timeout_ms`, `body_read_timeout_ms`, `rate_limit`, `rate_burst`).
     pub fn proxy_limits(&self) -> &ProxyLimits {
         &self.limits
     }

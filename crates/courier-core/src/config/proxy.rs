@@ -4,7 +4,7 @@
 use super::key_path::KeyPath;
 use super::raw::RawProxy;
 use crate::error::{ConfigurationError, ErrorCode};
-use std::num::NonZeroUsize;
+use std::num::{NonZeroU32, NonZeroUsize};
 use std::time::Duration;
 
 /// The paths of the proxy route (the browser package's `proxyPath`): HTTP calls, SSE streams and
@@ -57,9 +57,10 @@ impl ProxyPaths {
 
 /// The limits the proxy holds browsers to, where the `[proxy]` table sets them: `body_limit` and
 /// `multipart_limit` (bytes), `header_read_timeout_ms` and `body_read_timeout_ms`,
-/// `max_connections` and `max_connections_per_client`. `None` leaves the proxy's own default
-/// (1 MiB, 32 MiB, 30 s, 60 s, a bound derived from the file-descriptor limit, no bound per
-/// address); `courier serve`'s flags win over the file.
+/// `max_connections` and `max_connections_per_client`, `rate_limit` and `rate_burst` (requests).
+/// `None` leaves the proxy's own default (1 MiB, 32 MiB, 30 s, 60 s, a bound derived from the
+/// file-descriptor limit, no bound per address, no rate limit); `courier serve`'s flags win over
+/// the file.
 ///
 /// ```
 /// use courier::config::Config;
@@ -69,6 +70,7 @@ impl ProxyPaths {
 /// assert_eq!(config.proxy_limits().body_limit, Some(65536));
 /// assert_eq!(config.proxy_limits().header_read_timeout, Some(Duration::from_secs(5)));
 /// assert_eq!(config.proxy_limits().body_read_timeout, None);
+/// assert_eq!(config.proxy_limits().rate_limit, None);
 /// # Ok::<(), courier::ConfigurationError>(())
 /// ```
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -87,10 +89,17 @@ pub struct ProxyLimits {
     /// At most this many connections open at once from one client address
     /// (`max_connections_per_client`).
     pub max_connections_per_client: Option<NonZeroUsize>,
+    /// Requests a second per session or client address: calls, stream openings and channel
+    /// handshakes (`rate_limit`; `courier_server::RateLimit`).
+    pub rate_limit: Option<NonZeroU32>,
+    /// Requests at once after a quiet spell (`rate_burst`); with `rate_limit` only. `None` with a
+    /// rate limit: as many as its rate.
+    pub rate_burst: Option<NonZeroU32>,
 }
 
 impl ProxyLimits {
-    /// The `[proxy]` table's limits; a timeout of zero is refused (it could never be met).
+    /// The `[proxy]` table's limits; a timeout of zero is refused (it could never be met), and so
+    /// is a rate of zero (it would refuse every request) and a burst without a rate.
     pub(super) fn from_raw(raw: &RawProxy) -> Result<Self, ConfigurationError> {
         let at = KeyPath::root().key("proxy");
         let timeout = |ms: Option<u64>, key: &str| match ms {
@@ -101,6 +110,23 @@ impl ProxyLimits {
             .at(at.key(key).as_str())),
             ms => Ok(ms.map(Duration::from_millis)),
         };
+        let requests = |n: Option<u32>, key: &str| match n {
+            Some(0) => Err(ConfigurationError::new(
+                ErrorCode::ConfigInvalid,
+                "a rate limit of zero would refuse every request; leave the key out for none",
+            )
+            .at(at.key(key).as_str())),
+            n => Ok(n.and_then(NonZeroU32::new)),
+        };
+        let rate_limit = requests(raw.rate_limit, "rate_limit")?;
+        let rate_burst = requests(raw.rate_burst, "rate_burst")?;
+        if rate_burst.is_some() && rate_limit.is_none() {
+            return Err(ConfigurationError::new(
+                ErrorCode::ConfigInvalid,
+                "a burst is of a rate limit: set `rate_limit` too",
+            )
+            .at(at.key("rate_burst").as_str()));
+        }
         Ok(Self {
             body_limit: raw.body_limit,
             multipart_limit: raw.multipart_limit,
@@ -108,6 +134,8 @@ impl ProxyLimits {
             body_read_timeout: timeout(raw.body_read_timeout_ms, "body_read_timeout_ms")?,
             max_connections: raw.max_connections,
             max_connections_per_client: raw.max_connections_per_client,
+            rate_limit,
+            rate_burst,
         })
     }
 }

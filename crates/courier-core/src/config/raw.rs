@@ -54,6 +54,8 @@ pub(super) struct RawProxy {
     pub(super) body_read_timeout_ms: Option<u64>,
     pub(super) max_connections: Option<std::num::NonZeroUsize>,
     pub(super) max_connections_per_client: Option<std::num::NonZeroUsize>,
+    pub(super) rate_limit: Option<u32>,
+    pub(super) rate_burst: Option<u32>,
 }
 
 crate::settings::layer_settings!(raw_with_settings(

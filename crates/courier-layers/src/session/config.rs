@@ -203,6 +203,19 @@ impl Config {
         ))
     }
 
+    /// The session `from` carries when its CSRF cookie's token is signed for it
+    /// ([`SessionLayer::signed_session`](super::SessionLayer::signed_session)).
+    pub(super) fn signed_session(&self, from: &HeaderMap) -> Option<String> {
+        let csrf = self.csrf.as_ref()?;
+        let key = csrf.key.as_ref()?;
+        let token = cookies(from)
+            .find(|(name, _)| *name == csrf.cookie.as_bytes())
+            .and_then(|(_, value)| std::str::from_utf8(value).ok())?;
+        let session = csrf::binding(cookies(from), |name| self.binds(name));
+        // A token issued before sign-in is signed for the empty session, which is nobody's.
+        (!session.is_empty() && csrf::verify(key, &session, token)).then_some(session)
+    }
+
     /// Whether a cookie named `name` is part of the session a signed token is bound to: a
     /// session cookie or the bearer cookie.
     pub(super) fn binds(&self, name: &[u8]) -> bool {

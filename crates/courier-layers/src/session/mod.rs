@@ -444,4 +444,39 @@ impl<M> SessionLayer<M> {
         }
         Ok(())
     }
+
+    /// The session a served request's cookies carry (its session and bearer cookies as
+    /// `name=value`, sorted: [`csrf::binding`]), when its CSRF cookie holds a token signed for
+    /// that session with the options' key ([`SessionOptions::csrf_signed`]); `None` without a
+    /// key, without session cookies, or when the token is missing or not signed for them.
+    ///
+    /// Only the app's sign-in, which holds the key, makes such a pair, so the session is one
+    /// the app issued rather than cookie values a client made up: what a server may count a
+    /// user's requests by (the proxy's rate limit does) without a client escaping the count by
+    /// sending new values. It is the cookies' values, a credential: hash it before keeping it.
+    ///
+    /// ```
+    /// use courier::layers::session::{csrf, SessionLayer};
+    /// use courier::options::{CsrfKey, SessionOptions};
+    ///
+    /// let key = CsrfKey::new(*b"a 32-byte key, random in real use");
+    /// let session = SessionLayer::new(
+    ///     SessionOptions::new().cookies(["sid"]).csrf_signed("csrf", "x-csrf-token", key.clone()),
+    /// );
+    /// let token = csrf::issue(&key, "sid=s1")?;
+    /// let cookies = |cookie: String| {
+    ///     let mut headers = http::HeaderMap::new();
+    ///     headers.insert("cookie", cookie.parse().unwrap());
+    ///     headers
+    /// };
+    /// let issued = cookies(format!("sid=s1; csrf={token}"));
+    /// assert_eq!(session.signed_session(&issued).as_deref(), Some("sid=s1"));
+    /// // Another session's value with that token, or no token: not a session the app issued.
+    /// assert_eq!(session.signed_session(&cookies(format!("sid=s2; csrf={token}"))), None);
+    /// assert_eq!(session.signed_session(&cookies("sid=s1".to_owned())), None);
+    /// # Ok::<(), csrf::IssueError>(())
+    /// ```
+    pub fn signed_session(&self, headers: &http::HeaderMap) -> Option<String> {
+        self.config.signed_session(headers)
+    }
 }

@@ -816,6 +816,37 @@ async fn a_planted_or_foreign_token_is_refused_even_when_header_and_cookie_match
     );
 }
 
+#[test]
+fn only_a_session_the_key_signed_a_token_for_is_a_signed_session() {
+    let layer = SessionLayer::new(signed_options());
+    let with = |cookie: &str| {
+        let mut headers = HeaderMap::new();
+        headers.insert("cookie", HeaderValue::from_str(cookie).unwrap());
+        layer.signed_session(&headers)
+    };
+    let token = csrf::issue(&signing_key(), "sid=s1").unwrap();
+    assert_eq!(
+        with(&format!("theme=dark; sid=s1; csrf_token={token}")).as_deref(),
+        Some("sid=s1")
+    );
+    // Made-up values: another session with that token, a second `sid`, a token of another key.
+    assert_eq!(with(&format!("sid=s2; csrf_token={token}")), None);
+    assert_eq!(with(&format!("sid=s1; sid=s2; csrf_token={token}")), None);
+    let forged = csrf::issue(&CsrfKey::new([7u8; 32]), "sid=s1").unwrap();
+    assert_eq!(with(&format!("sid=s1; csrf_token={forged}")), None);
+    assert_eq!(with("sid=s1; csrf_token=made-up"), None);
+    assert_eq!(with("sid=s1"), None);
+    // A token issued before sign-in signs the empty session, which is nobody's.
+    let anonymous = csrf::issue(&signing_key(), "").unwrap();
+    assert_eq!(with(&format!("csrf_token={anonymous}")), None);
+    // Without a key nothing vouches for a session.
+    let unsigned = SessionLayer::new(options());
+    let mut headers = HeaderMap::new();
+    let cookie = format!("sid=s1; csrf_token={token}");
+    headers.insert("cookie", HeaderValue::from_str(&cookie).unwrap());
+    assert_eq!(unsigned.signed_session(&headers), None);
+}
+
 fn fetch(method: &str, site: &str, extra: &[(&str, &str)]) -> ServedRequest {
     let mut headers = vec![("cookie", "sid=s1"), ("sec-fetch-site", site)];
     headers.extend_from_slice(extra);

@@ -3,14 +3,16 @@
 //! behind the others: a slow upstream then costs the callers over the bound one quick refusal
 //! each, not a pile of calls waiting without end.
 //!
-//! tower's [`ConcurrencyLimit`](tower::limit::ConcurrencyLimit) under
-//! [`LoadShed`](tower::load_shed::LoadShed) is the model, and answers alike; the difference is
-//! when the permit is taken. tower takes it in `poll_ready`, for whatever call follows; this
-//! layer takes it in `call`, so that a layer above that readies the service and then answers
-//! the call itself — coalescing, whose followers share their leader's call — takes none. A
-//! permit is held until the call's response (its head) comes, or the call fails or is dropped,
-//! as tower's is; one layer's services (its clones, every endpoint of a source) share its
-//! bound.
+//! tower's [`ConcurrencyLimit`] under [`LoadShed`] is the model, and answers alike; the
+//! difference is when the permit is taken. tower takes it in `poll_ready`, for whatever call
+//! follows; this layer takes it in `call`, so that a layer above that readies the service and
+//! then answers the call itself — coalescing, whose followers share their leader's call — takes
+//! none. A permit is held until the call's response (its head) comes, or the call fails or is
+//! dropped, as tower's is; one layer's services (its clones, every endpoint of a source) share
+//! its bound.
+//!
+//! [`ConcurrencyLimit`]: https://docs.rs/tower/0.5/tower/limit/struct.ConcurrencyLimit.html
+//! [`LoadShed`]: https://docs.rs/tower/0.5/tower/load_shed/struct.LoadShed.html
 //!
 //! ```
 //! use courier::layers::shed::{Overloaded, ShedLayer};

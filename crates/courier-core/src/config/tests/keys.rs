@@ -519,6 +519,38 @@ fn max_in_flight_reaches_the_source_and_zero_is_refused() {
 }
 
 #[test]
+fn the_rate_limit_and_its_burst_are_read_and_zero_or_a_lone_burst_refused() {
+    let limits = |text: &str| load(text).proxy_limits().clone();
+    let both = limits("[proxy]\nrate_limit = 20\nrate_burst = 50\n");
+    assert_eq!(both.rate_limit.map(|n| n.get()), Some(20));
+    assert_eq!(both.rate_burst.map(|n| n.get()), Some(50));
+    let rate_only = limits("[proxy]\nrate_limit = 5\n");
+    assert_eq!(rate_only.rate_limit.map(|n| n.get()), Some(5));
+    assert_eq!(rate_only.rate_burst, None);
+    assert_eq!(limits("").rate_limit, None, "off by default");
+
+    fails(
+        "[proxy]\nrate_limit = 0\n",
+        ErrorCode::ConfigInvalid,
+        "proxy.rate_limit",
+    );
+    fails(
+        "[proxy]\nrate_limit = 5\nrate_burst = 0\n",
+        ErrorCode::ConfigInvalid,
+        "proxy.rate_burst",
+    );
+    let lone = fails(
+        "[proxy]\nrate_burst = 10\n",
+        ErrorCode::ConfigInvalid,
+        "proxy.rate_burst",
+    );
+    assert!(lone.to_string().contains("rate_limit"), "{lone}");
+    "[proxy]\nrate_limit = -1\n"
+        .parse::<super::super::Config>()
+        .expect_err("a negative rate");
+}
+
+#[test]
 fn a_cache_at_the_source_or_a_group_reaches_their_reads() {
     let text = with_endpoint("get = \"/:id\"\n")
         .replace(
