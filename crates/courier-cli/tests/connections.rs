@@ -1,7 +1,8 @@
 //! `courier serve`, the real binary, under a file-descriptor limit of 256 (`prlimit`): one
 //! address holding 10,000 idle connections does not keep another client's call out. The bound
 //! on open connections is the default one, derived from that limit (96 places); at the bound
-//! each new connection takes the place of the oldest idle one.
+//! each new connection takes the place of the oldest idle one. The bounds from the flags and
+//! the file's `[proxy]` keys, the flag winning.
 
 use axum::extract::Path;
 use axum::routing::get;
@@ -143,4 +144,92 @@ async fn ten_thousand_idle_connections_from_one_address_do_not_keep_another_clie
         "{open} of the 200 newest idle connections still open"
     );
     assert!(child.try_wait().unwrap().is_none(), "the proxy is still up");
+}
+
+/// `courier serve` on a file with `proxy` as its `[proxy]` table and `extra` arguments; the
+/// child and the address it listens on.
+async fn serve_with(
+    dir: &tempfile::TempDir,
+    proxy: &str,
+    extra: &[&str],
+) -> (tokio::process::Child, SocketAddr) {
+    let config = dir.path().join("courier.toml");
+    std::fs::write(
+        &config,
+        format!("[proxy]\n{proxy}\n[sources.demo]\nbase_url = \"http://127.0.0.1:9\"\n"),
+    )
+    .unwrap();
+    let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_courier"))
+        .args([
+            "serve",
+            "--config",
+            config.to_str().unwrap(),
+            "--listen",
+            "127.0.0.1:0",
+        ])
+        .args(extra)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let mut stdout = BufReader::new(child.stdout.take().unwrap());
+    let mut line = String::new();
+    tokio::time::timeout(Duration::from_secs(30), stdout.read_line(&mut line))
+        .await
+        .expect("the listening line within 30 s")
+        .unwrap();
+    let addr = line
+        .trim()
+        .strip_prefix("listening on http://")
+        .unwrap()
+        .parse()
+        .unwrap();
+    (child, addr)
+}
+
+/// Whether the server closed `tcp` within 2 s.
+async fn closed(tcp: &mut TcpStream) -> bool {
+    let mut byte = [0u8; 1];
+    matches!(
+        tokio::time::timeout(Duration::from_secs(2), tcp.read(&mut byte)).await,
+        Ok(Ok(0) | Err(_))
+    )
+}
+
+#[tokio::test]
+async fn the_bounds_come_from_the_flags_and_the_file_the_flag_winning() {
+    let dir = tempfile::tempdir().unwrap();
+    // The file's bound per address: a second idle connection from it closes the first.
+    let (_child, proxy) = serve_with(&dir, "max_connections_per_client = 1", &[]).await;
+    let mut first = TcpStream::connect(proxy).await.unwrap();
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    let mut second = TcpStream::connect(proxy).await.unwrap();
+    assert!(
+        closed(&mut first).await,
+        "the oldest idle connection makes room"
+    );
+    assert!(!closed(&mut second).await);
+
+    // The flags win over the file: three places in all, none per address.
+    let dir = tempfile::tempdir().unwrap();
+    let flags = [
+        "--max-connections",
+        "3",
+        "--max-connections-per-client",
+        "5",
+    ];
+    let (_child, proxy) = serve_with(&dir, "max_connections_per_client = 1", &flags).await;
+    let mut open = Vec::new();
+    for _ in 0..3 {
+        open.push(TcpStream::connect(proxy).await.unwrap());
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let mut fourth = TcpStream::connect(proxy).await.unwrap();
+    assert!(
+        closed(&mut open[0]).await,
+        "the fourth takes the oldest's place"
+    );
+    assert!(!closed(&mut open[1]).await);
+    assert!(!closed(&mut fourth).await);
 }
