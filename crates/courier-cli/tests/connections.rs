@@ -11,7 +11,7 @@ use serde_json::json;
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::process::Stdio;
 use std::time::{Duration, Instant};
-use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpSocket, TcpStream};
 
 /// How many idle connections the attacking address opens, if this process may hold them.
@@ -81,18 +81,7 @@ async fn ten_thousand_idle_connections_from_one_address_do_not_keep_another_clie
         .kill_on_drop(true)
         .spawn()
         .unwrap();
-    let mut stdout = BufReader::new(child.stdout.take().unwrap());
-    let mut line = String::new();
-    tokio::time::timeout(Duration::from_secs(30), stdout.read_line(&mut line))
-        .await
-        .expect("the listening line within 30 s")
-        .unwrap();
-    let proxy: SocketAddr = line
-        .trim()
-        .strip_prefix("listening on http://")
-        .unwrap_or_else(|| panic!("{line:?}"))
-        .parse()
-        .unwrap();
+    let proxy = courier_test_support::listening_on(&mut child).await;
 
     let started = Instant::now();
     let mut idle = Vec::with_capacity(idle_count);
@@ -173,18 +162,7 @@ async fn serve_with(
         .kill_on_drop(true)
         .spawn()
         .unwrap();
-    let mut stdout = BufReader::new(child.stdout.take().unwrap());
-    let mut line = String::new();
-    tokio::time::timeout(Duration::from_secs(30), stdout.read_line(&mut line))
-        .await
-        .expect("the listening line within 30 s")
-        .unwrap();
-    let addr = line
-        .trim()
-        .strip_prefix("listening on http://")
-        .unwrap()
-        .parse()
-        .unwrap();
+    let addr = courier_test_support::listening_on(&mut child).await;
     (child, addr)
 }
 

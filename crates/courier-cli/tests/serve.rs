@@ -8,7 +8,7 @@ use axum::{Json, Router};
 use serde_json::{json, Value};
 use std::process::Stdio;
 use std::time::Duration;
-use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 #[tokio::test]
 async fn serves_the_files_sources_and_stops_on_sigterm() {
@@ -353,17 +353,9 @@ async fn spawn_serve(config: &std::path::Path, extra: &[&str]) -> (tokio::proces
         .kill_on_drop(true)
         .spawn()
         .unwrap();
-    let mut stdout = BufReader::new(child.stdout.take().unwrap());
-    let mut line = String::new();
-    tokio::time::timeout(Duration::from_secs(30), stdout.read_line(&mut line))
+    let addr = courier_test_support::listening_on(&mut child)
         .await
-        .expect("the listening line within 30 s")
-        .unwrap();
-    let addr = line
-        .trim()
-        .strip_prefix("listening on http://")
-        .unwrap_or_else(|| panic!("{line:?}"))
-        .to_owned();
+        .to_string();
     (child, addr)
 }
 

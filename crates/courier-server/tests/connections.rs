@@ -18,11 +18,11 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::{TcpSocket, TcpStream};
+use tokio::net::TcpStream;
 use tokio::sync::Semaphore;
 
 mod support;
-use support::{closed_within, listen, next_json};
+use support::{closed_within, connect_from, listen, next_json};
 use tokio_tungstenite::tungstenite::Message;
 
 /// An upstream answering `GET /fast` at once and holding `GET /held/{id}` until let go.
@@ -98,13 +98,6 @@ async fn serve(proxy: Proxy, upstream: &Upstream) -> (SocketAddr, Shutdown) {
 }
 
 const TWO: IpAddr = IpAddr::V4(Ipv4Addr::new(127, 0, 0, 2));
-
-/// A connection to `proxy` from `from` (Linux routes all of 127.0.0.0/8 to the loopback).
-async fn connect_from(from: IpAddr, proxy: SocketAddr) -> TcpStream {
-    let socket = TcpSocket::new_v4().unwrap();
-    socket.bind(SocketAddr::new(from, 0)).unwrap();
-    socket.connect(proxy).await.unwrap()
-}
 
 /// Sends a call on `tcp`, keeping the connection open: `method` `fast`, or `held` with a
 /// number of its own (distinct reads are not coalesced into one upstream call).

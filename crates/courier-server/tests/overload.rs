@@ -14,11 +14,11 @@ use std::net::SocketAddr;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::io::AsyncWriteExt;
 use tokio::sync::Semaphore;
 
 mod support;
-use support::listen;
+use support::{header, listen, read_answer, status_of};
 
 /// An upstream that holds every call until the test lets it answer.
 struct Upstream {
@@ -171,23 +171,12 @@ async fn browser_get(proxy: SocketAddr, id: u32) -> (u16, Option<String>, Value)
          host: app\r\nconnection: close\r\n\r\n"
     );
     tcp.write_all(request.as_bytes()).await.unwrap();
-    let mut raw = Vec::new();
-    tokio::time::timeout(Duration::from_secs(10), tcp.read_to_end(&mut raw))
-        .await
-        .expect("an answer within 10 s")
-        .unwrap();
-    let text = String::from_utf8(raw).unwrap();
-    let (head, body) = text.split_once("\r\n\r\n").unwrap();
-    let status = head.split(' ').nth(1).unwrap().parse().unwrap();
-    let retry_after = head.lines().find_map(|line| {
-        let (name, value) = line.split_once(": ")?;
-        name.eq_ignore_ascii_case("retry-after")
-            .then(|| value.to_owned())
-    });
+    let (head, body) = read_answer(&mut tcp).await;
+    let retry_after = header(&head, "retry-after").map(str::to_owned);
     (
-        status,
+        status_of(&head),
         retry_after,
-        serde_json::from_str(body).unwrap_or(Value::Null),
+        serde_json::from_str(&body).unwrap_or(Value::Null),
     )
 }
 

@@ -25,7 +25,7 @@ use tokio_tungstenite::tungstenite::client::IntoClientRequest;
 use tokio_tungstenite::tungstenite::Error as WsError;
 
 mod support;
-use support::listen;
+use support::{connect_from, header, listen, read_answer, status_of};
 
 const HOME: IpAddr = IpAddr::V4(Ipv4Addr::new(127, 0, 0, 1));
 const ELSEWHERE: IpAddr = IpAddr::V4(Ipv4Addr::new(127, 0, 0, 2));
@@ -104,13 +104,6 @@ async fn site(limit: RateLimit) -> Site {
     }
 }
 
-/// A connection to the proxy from `from` (any port).
-async fn connect(from: IpAddr, proxy: SocketAddr) -> tokio::net::TcpStream {
-    let socket = tokio::net::TcpSocket::new_v4().unwrap();
-    socket.bind(SocketAddr::new(from, 0)).unwrap();
-    socket.connect(proxy).await.unwrap()
-}
-
 /// An answer: its status, its `retry-after` and its body (JSON, else null).
 #[derive(Debug)]
 struct Answer {
@@ -127,24 +120,14 @@ impl Answer {
 
 /// `request` (a head, and a body if any) sent from `from`; the whole answer read.
 async fn send(from: IpAddr, proxy: SocketAddr, request: &str) -> Answer {
-    let mut tcp = connect(from, proxy).await;
+    let mut tcp = connect_from(from, proxy).await;
     tcp.write_all(request.as_bytes()).await.unwrap();
-    let mut raw = Vec::new();
-    tokio::time::timeout(Duration::from_secs(10), tcp.read_to_end(&mut raw))
-        .await
-        .expect("an answer within 10 s")
-        .unwrap();
-    let text = String::from_utf8(raw).unwrap();
-    let (head, body) = text.split_once("\r\n\r\n").unwrap();
-    let retry_after = head.lines().find_map(|line| {
-        let (name, value) = line.split_once(": ")?;
-        name.eq_ignore_ascii_case("retry-after")
-            .then(|| value.parse().unwrap())
-    });
+    let (head, body) = read_answer(&mut tcp).await;
+    let retry_after = header(&head, "retry-after").map(|value| value.parse().unwrap());
     Answer {
-        status: head.split(' ').nth(1).unwrap().parse().unwrap(),
+        status: status_of(&head),
         retry_after,
-        body: serde_json::from_str(body).unwrap_or(Value::Null),
+        body: serde_json::from_str(&body).unwrap_or(Value::Null),
     }
 }
 
@@ -213,7 +196,7 @@ async fn a_write_over_the_limit_is_refused_before_its_body_is_read() {
     let started = Instant::now();
     let post = "POST /api/request?_s=demo&_g=users&_m=create HTTP/1.1\r\nhost: app\r\n\
                 connection: close\r\ncontent-type: application/json\r\ncontent-length: 100\r\n\r\n";
-    let mut tcp = connect(HOME, site.addr).await;
+    let mut tcp = connect_from(HOME, site.addr).await;
     tcp.write_all(post.as_bytes()).await.unwrap();
     let mut head = vec![0u8; 4096];
     let n = tokio::time::timeout(Duration::from_secs(5), tcp.read(&mut head))
@@ -275,7 +258,7 @@ async fn handshake(from: IpAddr, site: &Site, origin: Option<&str>) -> Answer {
             .headers_mut()
             .insert("origin", origin.parse().unwrap());
     }
-    let tcp = connect(from, site.addr).await;
+    let tcp = connect_from(from, site.addr).await;
     match tokio_tungstenite::client_async(request, tcp).await {
         Ok((_socket, response)) => Answer {
             status: response.status().as_u16(),

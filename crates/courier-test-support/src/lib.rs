@@ -16,6 +16,29 @@ use std::net::SocketAddr;
 use std::sync::{Arc, Mutex, PoisonError};
 use tracing_subscriber::fmt::MakeWriter;
 
+/// The address a `courier serve` child prints on its first line of stdout (`listening on
+/// http://ADDR`), which must be piped; waits up to 30 s for it.
+///
+/// # Panics
+///
+/// When no such line comes: the test cannot reach the server.
+pub async fn listening_on(child: &mut tokio::process::Child) -> SocketAddr {
+    use tokio::io::AsyncBufReadExt;
+    let stdout = child.stdout.take().expect("the child's stdout is piped");
+    let mut line = String::new();
+    tokio::time::timeout(
+        std::time::Duration::from_secs(30),
+        tokio::io::BufReader::new(stdout).read_line(&mut line),
+    )
+    .await
+    .expect("the listening line within 30 s")
+    .expect("the child's stdout reads");
+    line.trim()
+        .strip_prefix("listening on http://")
+        .and_then(|addr| addr.parse().ok())
+        .unwrap_or_else(|| panic!("not a listening line: {line:?}"))
+}
+
 /// Serves `app` on 127.0.0.1 (any free port) in a spawned task, with the peer's address as
 /// `ConnectInfo<SocketAddr>`, and returns where it listens. Call it from within a tokio runtime.
 ///

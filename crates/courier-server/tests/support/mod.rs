@@ -1,5 +1,6 @@
 //! What the proxy's integration tests share: an app served on 127.0.0.1, the JSON of a
-//! socket's next text message, and whether the server closes a connection.
+//! socket's next text message, whether the server closes a connection, a connection from
+//! another address of the loopback, and an answer read whole.
 
 // Each test binary uses the part it needs.
 #![allow(dead_code, unused_imports)]
@@ -42,4 +43,41 @@ pub(crate) async fn closed_within(tcp: &mut tokio::net::TcpStream, within: Durat
     })
     .await
     .is_ok()
+}
+
+/// A connection to `proxy` from `from`, any port (Linux routes all of 127.0.0.0/8 to the
+/// loopback, so 127.0.0.2 is another client address).
+pub(crate) async fn connect_from(
+    from: std::net::IpAddr,
+    proxy: std::net::SocketAddr,
+) -> tokio::net::TcpStream {
+    let socket = tokio::net::TcpSocket::new_v4().unwrap();
+    socket.bind(std::net::SocketAddr::new(from, 0)).unwrap();
+    socket.connect(proxy).await.unwrap()
+}
+
+/// An answer read until the server closes the connection, within 10 s: its head and its body.
+pub(crate) async fn read_answer(tcp: &mut tokio::net::TcpStream) -> (String, String) {
+    use tokio::io::AsyncReadExt;
+    let mut raw = Vec::new();
+    tokio::time::timeout(Duration::from_secs(10), tcp.read_to_end(&mut raw))
+        .await
+        .expect("an answer within 10 s")
+        .unwrap();
+    let text = String::from_utf8(raw).unwrap();
+    let (head, body) = text.split_once("\r\n\r\n").unwrap();
+    (head.to_owned(), body.to_owned())
+}
+
+/// The status of an answer's `head`.
+pub(crate) fn status_of(head: &str) -> u16 {
+    head.split(' ').nth(1).unwrap().parse().unwrap()
+}
+
+/// The value of the header `name` in an answer's `head`.
+pub(crate) fn header<'a>(head: &'a str, name: &str) -> Option<&'a str> {
+    head.lines().find_map(|line| {
+        let (found, value) = line.split_once(": ")?;
+        found.eq_ignore_ascii_case(name).then_some(value)
+    })
 }
