@@ -49,12 +49,13 @@
 //!
 //! Instructions per call: `COURIER_BENCH_CALLS="caller 1 2000"` (a client — `caller`,
 //! `caller-bounded` (`caller` with the source's `max_in_flight` set far above what is sent, for
-//! the bound's cost on a call it lets through), `caller-service`, `caller-cached`, `hyper-util` or `reqwest`, or `caller-https`,
-//! `hyper-util-https` or `reqwest-https` — a concurrency and a number of iterations) makes the
-//! bench binary warm that client up, run that many iterations untimed, and
-//! exit, for `valgrind --tool=callgrind --separate-threads=yes`: the client's thread is the main
-//! one, and the difference between two runs of different lengths, divided by the calls between
-//! them, is the cost of one call with set-up and warm-up cancelled out (BENCHMARKS.md).
+//! the bound's cost on a call it lets through), `caller-service`, `caller-cached`, `hyper-util`
+//! or `reqwest`, or `caller-https`, `hyper-util-https` or `reqwest-https` — a concurrency and a
+//! number of iterations) makes the bench binary warm that client up, run that many iterations
+//! untimed, and exit, for `valgrind --tool=callgrind --separate-threads=yes`: the client's thread
+//! is the main one, and the difference between two runs of different lengths, divided by the
+//! calls between them, is the cost of one call with set-up and warm-up cancelled out
+//! (BENCHMARKS.md).
 
 use axum::extract::Path;
 use axum::routing::get;
