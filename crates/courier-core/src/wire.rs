@@ -71,6 +71,20 @@ pub fn timeout_millis(timeout: std::time::Duration) -> String {
     millis.to_string()
 }
 
+/// A wait as a refusal's `Retry-After` gives it (a shed call's 503, the rate limit's 429): whole
+/// seconds, rounded up, and at least one, so that a caller told to wait never retries at once.
+///
+/// ```
+/// use courier_core::wire::retry_after_secs;
+/// use std::time::Duration;
+///
+/// assert_eq!(retry_after_secs(Duration::from_millis(1500)), 2);
+/// assert_eq!(retry_after_secs(Duration::ZERO), 1);
+/// ```
+pub fn retry_after_secs(wait: std::time::Duration) -> u64 {
+    (wait.as_secs() + u64::from(wait.subsec_nanos() > 0)).max(1)
+}
+
 /// Variables as `_v` writes them: compact JSON.
 pub fn variables_json(variables: &Value) -> String {
     variables.to_string()

@@ -66,7 +66,6 @@ use std::hash::{BuildHasher, RandomState};
 use std::net::{IpAddr, SocketAddr};
 use std::num::NonZeroU32;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::time::Duration;
 
 /// A rate limit on the proxy's calls, stream openings and channel handshakes, per session or
 /// per client address (the [`Proxy::rate_limit`](crate::Proxy::rate_limit) docs say which):
@@ -214,7 +213,7 @@ impl<C: Clock> Limiter<C> {
             let wait = over.wait_time_from(self.limiter.clock().now());
             tracing::debug!(?key, ?wait, "a request over the rate limit was refused");
             Refusal::RateLimited {
-                retry_after_secs: whole_seconds(wait),
+                retry_after_secs: courier_core::wire::retry_after_secs(wait),
                 limit: self.limit,
                 session: matches!(key, Key::Session(_)),
             }
@@ -243,17 +242,13 @@ impl<C: Clock> Limiter<C> {
     }
 }
 
-/// `wait` in whole seconds for `Retry-After`: rounded up, at least 1.
-fn whole_seconds(wait: Duration) -> u64 {
-    (wait.as_secs() + u64::from(wait.subsec_nanos() > 0)).max(1)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use courier_core::{CsrfKey, SessionOptions};
     use courier_layers::session::{csrf, SessionLayer};
     use governor::clock::FakeRelativeClock;
+    use std::time::Duration;
 
     fn limiter(limit: RateLimit) -> Limiter<FakeRelativeClock> {
         Limiter::with_clock(limit, FakeRelativeClock::default()).unwrap()
@@ -288,8 +283,6 @@ mod tests {
         limiter
             .check(None, &HeaderMap::new(), peer("192.0.2.2"))
             .unwrap();
-        assert_eq!(whole_seconds(Duration::from_millis(2001)), 3);
-        assert_eq!(whole_seconds(Duration::ZERO), 1);
     }
 
     #[test]

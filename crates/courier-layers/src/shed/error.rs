@@ -38,13 +38,7 @@ impl Overloaded {
     /// [`retry_after`](Self::retry_after) as a `Retry-After` header's value: whole seconds,
     /// rounded up, at least one.
     pub fn retry_after_secs(&self) -> u64 {
-        let secs = self.retry_after.as_secs();
-        let rounded = if self.retry_after.subsec_nanos() > 0 {
-            secs.saturating_add(1)
-        } else {
-            secs
-        };
-        rounded.max(1)
+        courier_core::wire::retry_after_secs(self.retry_after)
     }
 
     /// 503 Service Unavailable.
