@@ -186,7 +186,7 @@ impl Server {
                     // A channel's socket keeps the request's parts, so this keeps the
                     // connection busy for as long as the socket is open, past its 101.
                     extensions.insert(KeptBusy {
-                        _busy: Arc::new(requests.busy()),
+                        _busy: busy.clone(),
                     });
                     Either::Right(app.clone().oneshot(request.map(axum::body::Body::new)))
                 }
@@ -254,7 +254,7 @@ enum Ended {
 /// the extensions of the requests it hands to the router.
 #[derive(Clone)]
 struct KeptBusy {
-    _busy: Arc<Busy>,
+    _busy: Busy,
 }
 
 /// Threads serving the connections handed to them, each a single-threaded tokio runtime, as

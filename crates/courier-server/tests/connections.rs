@@ -111,32 +111,10 @@ async fn send(tcp: &mut TcpStream, method: &str) {
     tcp.write_all(request.as_bytes()).await.unwrap();
 }
 
-/// Reads one response's head and body (`content-length` framed) off `tcp`: its status line
-/// and body.
+/// Reads one response off `tcp`: its status line and body.
 async fn response(tcp: &mut TcpStream) -> (String, String) {
-    let mut seen = Vec::new();
-    let mut buf = [0u8; 4096];
-    tokio::time::timeout(Duration::from_secs(10), async {
-        loop {
-            let text = String::from_utf8_lossy(&seen).into_owned();
-            if let Some((head, body)) = text.split_once("\r\n\r\n") {
-                let length = head.lines().find_map(|line| {
-                    let (name, value) = line.split_once(": ")?;
-                    name.eq_ignore_ascii_case("content-length")
-                        .then(|| value.parse::<usize>().unwrap())
-                });
-                if length.is_some_and(|length| body.len() >= length) {
-                    let status = head.lines().next().unwrap().to_owned();
-                    return (status, body.to_owned());
-                }
-            }
-            let n = tcp.read(&mut buf).await.unwrap();
-            assert!(n > 0, "closed before a whole response: {text}");
-            seen.extend_from_slice(&buf[..n]);
-        }
-    })
-    .await
-    .expect("a response within 10 s")
+    let (head, body) = support::next_answer(tcp).await;
+    (head.lines().next().unwrap().to_owned(), body)
 }
 
 #[tokio::test]

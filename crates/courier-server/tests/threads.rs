@@ -247,34 +247,9 @@ async fn calls_on_many_connections_are_answered_each_with_its_own_read() {
 /// Reads one HTTP/1.1 answer with a `content-length` (or chunked, of one chunk) and returns
 /// its JSON body.
 async fn read_answer(tcp: &mut TcpStream) -> Value {
-    let mut seen = Vec::new();
-    let mut buf = [0u8; 4096];
-    tokio::time::timeout(Duration::from_secs(10), async {
-        loop {
-            let text = String::from_utf8_lossy(&seen).into_owned();
-            if let Some((head, body)) = text.split_once("\r\n\r\n") {
-                assert!(head.starts_with("HTTP/1.1 200"), "{head}");
-                let length = head.lines().find_map(|line| {
-                    let (name, value) = line.split_once(':')?;
-                    name.eq_ignore_ascii_case("content-length")
-                        .then(|| value.trim().parse::<usize>().unwrap())
-                });
-                if let Some(length) = length {
-                    if body.len() >= length {
-                        return serde_json::from_str(&body[..length]).unwrap();
-                    }
-                } else if let Some(end) = body.find("\r\n0\r\n\r\n") {
-                    let (_, chunk) = body[..end].split_once("\r\n").unwrap();
-                    return serde_json::from_str(chunk).unwrap();
-                }
-            }
-            let n = tcp.read(&mut buf).await.unwrap();
-            assert!(n > 0, "the connection closed mid-answer: {text}");
-            seen.extend_from_slice(&buf[..n]);
-        }
-    })
-    .await
-    .expect("an answer within 10 s")
+    let (head, body) = support::next_answer(tcp).await;
+    assert!(head.starts_with("HTTP/1.1 200"), "{head}");
+    serde_json::from_str(&body).unwrap()
 }
 
 #[tokio::test]

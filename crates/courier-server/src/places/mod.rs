@@ -285,18 +285,14 @@ pub(crate) struct Place(Arc<Held>);
 impl Place {
     /// Marks a request of this connection as being answered until the guard goes.
     pub(crate) fn busy(&self) -> Busy {
-        self.0.slot.state.fetch_add(1, Ordering::AcqRel);
-        Busy(Arc::clone(&self.0))
+        Busy::of(&self.0)
     }
 
     /// Ready when the connection is to close now: it was taken for a new one while idle and
     /// has answered every request that came since. Registers the task to be woken for that.
     pub(crate) fn poll_closing(&self, cx: &mut Context<'_>) -> Poll<()> {
-        // Registered before the second look, so that a close marked in between wakes the task.
+        // Registered before the look, so that a close marked in between wakes the task.
         let slot = &self.0.slot;
-        if slot.state.load(Ordering::Acquire) == CLOSING {
-            return Poll::Ready(());
-        }
         slot.waker.register(cx.waker());
         if slot.state.load(Ordering::Acquire) == CLOSING {
             return Poll::Ready(());
@@ -313,8 +309,22 @@ impl std::fmt::Debug for Place {
     }
 }
 
-/// A request of a connection being answered; see [`Place::busy`].
+/// A request of a connection being answered; see [`Place::busy`]. A clone counts as one more
+/// holder: the connection is busy until every one has gone.
 pub(crate) struct Busy(Arc<Held>);
+
+impl Busy {
+    fn of(held: &Arc<Held>) -> Self {
+        held.slot.state.fetch_add(1, Ordering::AcqRel);
+        Self(Arc::clone(held))
+    }
+}
+
+impl Clone for Busy {
+    fn clone(&self) -> Self {
+        Self::of(&self.0)
+    }
+}
 
 impl Drop for Busy {
     fn drop(&mut self) {

@@ -81,3 +81,32 @@ pub(crate) fn header<'a>(head: &'a str, name: &str) -> Option<&'a str> {
         found.eq_ignore_ascii_case(name).then_some(value)
     })
 }
+
+/// Reads the next answer off a kept-alive connection, within 10 s: its head and its body, framed
+/// by `content-length` or, chunked, of one chunk.
+pub(crate) async fn next_answer(tcp: &mut tokio::net::TcpStream) -> (String, String) {
+    use tokio::io::AsyncReadExt;
+    let mut seen = Vec::new();
+    let mut buf = [0u8; 4096];
+    tokio::time::timeout(Duration::from_secs(10), async {
+        loop {
+            let text = String::from_utf8_lossy(&seen).into_owned();
+            if let Some((head, body)) = text.split_once("\r\n\r\n") {
+                let length = header(head, "content-length").map(|n| n.trim().parse().unwrap());
+                if let Some(length) = length {
+                    if body.len() >= length {
+                        return (head.to_owned(), body[..length].to_owned());
+                    }
+                } else if let Some(end) = body.find("\r\n0\r\n\r\n") {
+                    let (_, chunk) = body[..end].split_once("\r\n").unwrap();
+                    return (head.to_owned(), chunk.to_owned());
+                }
+            }
+            let n = tcp.read(&mut buf).await.unwrap();
+            assert!(n > 0, "the connection closed mid-answer: {text}");
+            seen.extend_from_slice(&buf[..n]);
+        }
+    })
+    .await
+    .expect("an answer within 10 s")
+}
