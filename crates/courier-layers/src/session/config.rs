@@ -120,9 +120,7 @@ impl Config {
             .and_then(|name| from.get(name))
             .filter(|value| !value.as_bytes().trim_ascii().is_empty())
             .ok_or(RefusalReason::CsrfHeaderMissing)?;
-        let cookie = cookies(from)
-            .find(|(name, _)| *name == csrf.cookie.as_bytes())
-            .map(|(_, value)| value)
+        let cookie = csrf_cookie(csrf, from)
             .filter(|value| !value.is_empty())
             .ok_or(RefusalReason::CsrfCookieMissing)?;
         let token = header.as_bytes().trim_ascii();
@@ -130,9 +128,7 @@ impl Config {
             return Err(RefusalReason::CsrfMismatch);
         }
         if let Some(key) = &csrf.key {
-            let session = csrf::binding(cookies(from), |name| self.binds(name));
-            let signed = std::str::from_utf8(token).is_ok_and(|t| csrf::verify(key, &session, t));
-            if !signed {
+            if self.session_signed(key, token, from).is_none() {
                 return Err(RefusalReason::CsrfSignatureInvalid);
             }
         }
@@ -208,12 +204,18 @@ impl Config {
     pub(super) fn signed_session(&self, from: &HeaderMap) -> Option<String> {
         let csrf = self.csrf.as_ref()?;
         let key = csrf.key.as_ref()?;
-        let token = cookies(from)
-            .find(|(name, _)| *name == csrf.cookie.as_bytes())
-            .and_then(|(_, value)| std::str::from_utf8(value).ok())?;
-        let session = csrf::binding(cookies(from), |name| self.binds(name));
+        let token = csrf_cookie(csrf, from)?;
         // A token issued before sign-in is signed for the empty session, which is nobody's.
-        (!session.is_empty() && csrf::verify(key, &session, token)).then_some(session)
+        self.session_signed(key, token, from)
+            .filter(|session| !session.is_empty())
+    }
+
+    /// The session `from`'s cookies carry (its session and bearer cookies, [`csrf::binding`]),
+    /// when `token` is signed for it with `key`.
+    fn session_signed(&self, key: &CsrfKey, token: &[u8], from: &HeaderMap) -> Option<String> {
+        let session = csrf::binding(cookies(from), |name| self.binds(name));
+        let signed = std::str::from_utf8(token).is_ok_and(|t| csrf::verify(key, &session, t));
+        signed.then_some(session)
     }
 
     /// Whether a cookie named `name` is part of the session a signed token is bound to: a
@@ -314,4 +316,11 @@ impl Config {
         }
         Ok(())
     }
+}
+
+/// The value of `from`'s CSRF cookie, if it has one.
+fn csrf_cookie<'a>(csrf: &Csrf, from: &'a HeaderMap) -> Option<&'a [u8]> {
+    cookies(from)
+        .find(|(name, _)| *name == csrf.cookie.as_bytes())
+        .map(|(_, value)| value)
 }
