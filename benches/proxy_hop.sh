@@ -28,7 +28,9 @@
 #   bash benches/proxy_hop.sh [--callgrind] [ROUNDS]
 #
 # With COURIER_BEFORE=/path/to/another/courier, that build's `courier serve` is measured in
-# each round too, and counted under callgrind, for a before and after on the same load.
+# each round too, and counted under callgrind, for a before and after on the same load. With
+# COURIER_SERVE_FLAGS (`--rate-limit 100000000`, say), this build's `courier serve --threads 1`
+# is counted with those flags, and COURIER_BEFORE's without: what a setting costs.
 #
 # Needs nginx, wrk, Node (and valgrind for --callgrind): apt-get install nginx-light wrk nodejs
 # valgrind.
@@ -37,6 +39,7 @@ cd "$(dirname "$0")/.."
 callgrind=false
 if [ "${1:-}" = "--callgrind" ]; then callgrind=true; shift; fi
 rounds=${1:-2}
+serve_flags=${COURIER_SERVE_FLAGS:-}
 
 cargo build --quiet --release -p courier-cli
 bin=$(pwd)/target/release/courier
@@ -255,14 +258,14 @@ if $callgrind; then
   wait "$serve" "$bare" "$inline" "$passing" "$by_hand" "$node" 2>/dev/null || true
   echo
   count "courier serve --threads 1" "$courier" "$dir/courier.lua" \
-    "$bin" serve -c "$dir/courier.toml" -l "127.0.0.1:$courier" --threads 1
+    "$bin" serve -c "$dir/courier.toml" -l "127.0.0.1:$courier" --threads 1 $serve_flags
   if [ -n "$before" ]; then
     kill "$before"; wait "$before" 2>/dev/null || true
     count "courier serve --threads 1, $COURIER_BEFORE" "$courier3" "$dir/courier.lua" \
       "$COURIER_BEFORE" serve -c "$dir/courier.toml" -l "127.0.0.1:$courier3" --threads 1
   fi
   count "courier serve --threads 1, signed in" "$courier" "$dir/courier-users-signed.lua" \
-    "$bin" serve -c "$dir/courier.toml" -l "127.0.0.1:$courier" --threads 1
+    "$bin" serve -c "$dir/courier.toml" -l "127.0.0.1:$courier" --threads 1 $serve_flags
   count "bare hyper-util" "$hyper" "$dir/nginx.lua" \
     "$bare_bin" "127.0.0.1:$hyper" "http://127.0.0.1:$backend"
   count "hyper, in one task" "$floor" "$dir/nginx.lua" \

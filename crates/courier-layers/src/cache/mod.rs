@@ -51,10 +51,9 @@
 //!
 //! # Where it goes
 //!
-//! In courier's stack, after the session and forwarded headers are set (so the key sees every
-//! credential) and before coalescing, so that a miss still shares its call:
-//!
-//! `CancelPrevious → Session → Forward → middleware → Cache → Timeout → Coalesce → Shed → Retry → Timeout::per_attempt → transport`
+//! In courier's stack ([the order its client assembles](crate)), after the session and forwarded
+//! headers are set (so the key sees every credential) and before coalescing, so that a miss
+//! still shares its call.
 //!
 //! A courier client leaves a call made over a transport of its own (`.with()` a `fetch` or a
 //! `dispatcher`: a client certificate per user, say) out of its cache, both ways: the upstream

@@ -98,11 +98,9 @@
 //!
 //! # Where it goes
 //!
-//! In courier's stack coalescing comes after the layers that set the session and forwarded
-//! headers, so the key sees every credential, and before retry, so the callers share one
-//! retried answer:
-//!
-//! `CancelPrevious → Session → Forward → middleware → Cache → Timeout → Coalesce → Shed → Retry → Timeout::per_attempt → transport`
+//! In courier's stack ([the order its client assembles](crate)) coalescing comes after the
+//! layers that set the session and forwarded headers, so the key sees every credential, and
+//! before retry, so the callers share one retried answer.
 //!
 //! A service and its clones share their calls in flight; each service [`CoalesceLayer`] makes
 //! (each inner service it wraps) has its own.

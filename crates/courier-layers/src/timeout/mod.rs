@@ -39,10 +39,8 @@
 //!
 //! The deadline goes above coalescing, so each caller's wait is bounded by its own timeout — a
 //! caller that joined another's read in flight gives up at its own deadline and leaves the
-//! shared call to the others — and the per-attempt bound under the retry layer:
-//!
-//! `CancelPrevious → Session → Forward → middleware → Cache → Timeout → Coalesce → Shed →
-//! Retry → Timeout::per_attempt → transport`
+//! shared call to the others — and the per-attempt bound under the retry layer ([the order
+//! courier's client assembles](crate)).
 //!
 //! courier's clients keep the deadline around each call whole instead, with this module's
 //! [`within`] (the same race), so that it also bounds the reading of a buffered body and costs a
