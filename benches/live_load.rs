@@ -2,7 +2,8 @@
 //!
 //! - **fanout**: one topic over SSE to 10,000 subscribers. courier: `Proxy` serving a stream
 //!   whose handler follows the topic (`Hub::follow`); the anchor: a bare axum `Sse` over a tokio
-//!   `broadcast` channel. Each server runs alone in a child process (this binary, started again
+//!   `broadcast` channel (with `LIVE_LOAD_HISTORY`, courier's bus keeps a history, and each
+//!   event carries its position as its id). Each server runs alone in a child process (this binary, started again
 //!   with `--serve`, on a one-worker runtime; both with a keep-alive comment while idle, which
 //!   a real server needs), whose resident memory is read before and after
 //!   the subscribers connect (memory per subscriber). The subscribers are raw connections in
@@ -14,15 +15,20 @@
 //!   each sending a 32-byte JSON text frame and waiting for its echo, for 10 s; each server in a
 //!   child process on one worker, the clients here on one worker. The anchor runs twice: with
 //!   tungstenite's defaults, and with the 8 KiB read buffer courier's proxy sets, so that what
-//!   courier adds shows apart from what its setting saves.
+//!   courier adds shows apart from what its setting saves. courier runs three ways: `Peer::send`
+//!   (one topic for all, nothing recorded), `Peer::publish` to each connection's own topic, and
+//!   the same on a bus with a history, to clients that keep positions (each message recorded
+//!   and written with its position).
 //! - **redis**: a message's extra latency across two instances through Redis: two buses
 //!   (`RedisBus`) on one `redis-server` started for the run, a member on each; 5,000 messages,
 //!   one at a time, published on one instance and timed until the member on the other has it,
-//!   beside the same publish timed to the member on the publishing instance.
+//!   beside the same publish timed to the member on the publishing instance; on pub/sub, then
+//!   with a history (Streams), where a message reaches even its own instance through Redis.
 //!
 //! Run: `cargo bench --bench live_load` (environment: `LIVE_LOAD`, the sections to run, comma
 //! separated, default all; `LIVE_LOAD_SUBSCRIBERS`, default 10000; `LIVE_LOAD_ROUNDS`, the
-//! fan-out's rounds, default 3; `LIVE_LOAD_SECONDS`, the echo load's length, default 10). The fan-out needs as many open files as subscribers plus some:
+//! fan-out's rounds, default 3; `LIVE_LOAD_SECONDS`, the echo load's length, default 10; `LIVE_LOAD_HISTORY`, a history of
+//! that many messages a topic on the fan-out's bus, default none). The fan-out needs as many open files as subscribers plus some:
 //! `ulimit -n` of 20,000 or more.
 
 use axum::extract::Path;
@@ -30,7 +36,7 @@ use axum::response::sse::{Event as SseEvent, Sse};
 use axum::routing::get;
 use axum::Router;
 use courier::live::{
-    ChannelHandler, ChannelHandlers, Hub, JoinOptions, LocalBus, Member, Outbound, Peer,
+    ChannelHandler, ChannelHandlers, History, Hub, JoinOptions, LocalBus, Member, Outbound, Peer,
     StreamHandler,
 };
 use courier::server::Proxy;
@@ -83,8 +89,20 @@ fn admin(publish: Publish, subscribers: Arc<dyn Fn() -> usize + Send + Sync>) ->
         )
 }
 
+/// The fan-out's bus: with `LIVE_LOAD_HISTORY=N`, one keeping N messages a topic (for 60 s),
+/// whose events then carry their positions as ids.
+fn fanout_bus() -> LocalBus {
+    match std::env::var("LIVE_LOAD_HISTORY")
+        .ok()
+        .and_then(|n| n.parse().ok())
+    {
+        Some(count) => LocalBus::with_history(History::new(count, Duration::from_secs(60))),
+        None => LocalBus::new(),
+    }
+}
+
 fn courier_fanout() -> Router {
-    let bus = LocalBus::new();
+    let bus = fanout_bus();
     let hub = Hub::new(bus.clone());
     let following = hub.clone();
     let news = StreamHandler::new(move |_| following.follow("news", 1024));
@@ -141,22 +159,41 @@ fn axum_fanout() -> Router {
         .merge(admin(publish, Arc::new(move || counting.receiver_count())))
 }
 
-fn courier_echo() -> Router {
+/// The echo's channels: `echo` sends each message back to its sender (`Peer::send`); `said`
+/// publishes it to the sender's topic (`Peer::publish`), one topic per connection. With
+/// `history`, the hub's bus keeps 1,000 messages a topic, so each published message is recorded
+/// and carries its position.
+fn courier_echo(history: bool) -> Router {
     let echo = ChannelHandlers::on_message(|peer: Arc<dyn Peer>, message: Value| async move {
         peer.send(message)
+    });
+    let said = ChannelHandlers::on_message(|peer: Arc<dyn Peer>, message: Value| async move {
+        peer.publish(message)
     });
     let api = ApiDef::builder()
         .group(
             "bench",
-            GroupDef::new().expose(true).endpoint(
-                "echo",
-                ChannelEndpoint::implement(ChannelHandler::Duplex(echo)),
-            ),
+            GroupDef::new()
+                .expose(true)
+                .endpoint(
+                    "echo",
+                    ChannelEndpoint::implement(ChannelHandler::Duplex(echo)),
+                )
+                .endpoint(
+                    "said",
+                    ChannelEndpoint::implement(ChannelHandler::Duplex(said)),
+                ),
         )
         .build()
         .expect("a valid definition");
+    let bus = if history {
+        LocalBus::with_history(History::new(1_000, Duration::from_secs(60)))
+    } else {
+        LocalBus::new()
+    };
     Proxy::new()
         .source("bench", api)
+        .hub(Hub::new(bus))
         .ws_path("/api/ws")
         .into_router()
         .expect("the proxy builds")
@@ -196,7 +233,8 @@ fn serve(kind: &str) {
         let app = match kind {
             "courier-fanout" => courier_fanout(),
             "axum-fanout" => axum_fanout(),
-            "courier-echo" => courier_echo(),
+            "courier-echo" => courier_echo(false),
+            "courier-echo-history" => courier_echo(true),
             "tungstenite-echo-8k" => return tungstenite_echo(listener, Some(8 * 1024)).await,
             _ => return tungstenite_echo(listener, None).await,
         };
@@ -466,13 +504,31 @@ fn echo(seconds: u64) {
             "courier-echo",
             "/api/ws?_s=bench&_g=bench&_m=echo",
         ),
+        (
+            "courier (`Peer::publish` to the connection's topic)",
+            "courier-echo",
+            "/api/ws?_s=bench&_g=bench&_m=said&_v={i}",
+        ),
+        (
+            "courier (`Peer::publish`, a history of 1,000, positions written)",
+            "courier-echo-history",
+            "/api/ws?_s=bench&_g=bench&_m=said&_v={i}&_h=1",
+        ),
     ] {
         let server = Server::start(kind);
         let clients = one_worker();
         let (mut times, before): (Vec<u32>, Duration) = clients.block_on(async {
             let mut sockets = Vec::new();
-            for _ in 0..64 {
-                sockets.push(connect(server.addr, target).await);
+            for i in 0..64 {
+                let target = target.replace("{i}", &i.to_string());
+                let mut socket = connect(server.addr, &target).await;
+                if target.ends_with("_h=1") {
+                    // A client that keeps positions: its hello, then where it begins.
+                    let hello = Message::text(r#"{"type":"courier.hello","since":null}"#);
+                    socket.send(hello).await.expect("sends");
+                    let _at = socket.next().await;
+                }
+                sockets.push(socket);
             }
             // A second's warm-up, then the measured run.
             let warm = Instant::now() + Duration::from_secs(1);
@@ -536,67 +592,84 @@ async fn recv(member: &mut Member) -> Outbound {
 fn redis() {
     println!("\n### A message across two instances through Redis, 5,000 one at a time\n");
     let redis = courier_test_support::redis::RedisServer::start();
-    let runtime = one_worker();
-    let (local, across) = runtime.block_on(async {
-        let a = RedisBus::connect(redis.url()).await.expect("a bus");
-        let b = RedisBus::connect(redis.url()).await.expect("a bus");
-        let (hub_a, hub_b) = (Hub::new(a), Hub::new(b));
-        let relay = ChannelHandlers::on_message(|peer: Arc<dyn Peer>, message: Value| async move {
-            peer.publish(message)
-        });
-        let room = ChannelEndpoint::implement(ChannelHandler::Duplex(relay));
-        let mut on_a = hub_a
-            .join("bench.room", &room, Value::Null, JoinOptions::default())
-            .await
-            .expect("joins");
-        let mut on_b = hub_b
-            .join("bench.room", &room, Value::Null, JoinOptions::default())
-            .await
-            .expect("joins");
-        let topic = Hub::channel_topic("bench.room", "null");
-        // Until b's subscription is on Redis, a's messages do not reach it.
-        loop {
-            hub_a.publish(&topic, json!("ready?"));
-            recv(&mut on_a).await;
-            if tokio::time::timeout(Duration::from_millis(50), on_b.recv())
-                .await
-                .is_ok()
-            {
-                break;
-            }
+    println!("| bus | delivery | p50 | p90 | p99 |");
+    println!("|---|---|---|---|---|");
+    for (bus, history) in [
+        ("pub/sub", None),
+        (
+            "a history of 1,000 (Streams)",
+            Some(History::new(1_000, Duration::from_secs(60))),
+        ),
+    ] {
+        let (mut local, mut across) = one_worker().block_on(redis_latency(&redis.url(), history));
+        local.sort_unstable();
+        across.sort_unstable();
+        for (name, times) in [
+            ("to a member on the publishing instance", &local),
+            ("to a member on the other instance, through Redis", &across),
+        ] {
+            println!(
+                "| {bus} | {name} | {} µs | {} µs | {} µs |",
+                percentile(times, 0.5),
+                percentile(times, 0.9),
+                percentile(times, 0.99)
+            );
         }
-        tokio::time::sleep(Duration::from_millis(200)).await;
-        while tokio::time::timeout(Duration::from_millis(10), on_b.recv())
+    }
+}
+
+/// Two buses on the Redis at `url`, a member on each; 5,000 messages published on the first:
+/// each one's time to the member there, and to the member on the other.
+async fn redis_latency(url: &str, history: Option<History>) -> (Vec<u32>, Vec<u32>) {
+    let bus = || async {
+        let builder = RedisBus::builder(url);
+        let builder = match history {
+            Some(history) => builder.history(history),
+            None => builder,
+        };
+        builder.connect().await.expect("a bus")
+    };
+    let (hub_a, hub_b) = (Hub::new(bus().await), Hub::new(bus().await));
+    let relay = ChannelHandlers::on_message(|peer: Arc<dyn Peer>, message: Value| async move {
+        peer.publish(message)
+    });
+    let room = ChannelEndpoint::implement(ChannelHandler::Duplex(relay));
+    let mut on_a = hub_a
+        .join("bench.room", &room, Value::Null, JoinOptions::default())
+        .await
+        .expect("joins");
+    let mut on_b = hub_b
+        .join("bench.room", &room, Value::Null, JoinOptions::default())
+        .await
+        .expect("joins");
+    let topic = Hub::channel_topic("bench.room", "null");
+    // Until b's subscription is on Redis, a's messages do not reach it.
+    loop {
+        hub_a.publish(&topic, json!("ready?"));
+        if tokio::time::timeout(Duration::from_millis(50), on_b.recv())
+            .await
+            .is_ok()
+        {
+            break;
+        }
+    }
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    for member in [&mut on_a, &mut on_b] {
+        while tokio::time::timeout(Duration::from_millis(10), member.recv())
             .await
             .is_ok()
         {}
-        let (mut local, mut across) = (Vec::new(), Vec::new());
-        for n in 0..5_000u32 {
-            let start = Instant::now();
-            hub_a.publish(&topic, json!(n));
-            recv(&mut on_a).await;
-            local.push(u32::try_from(start.elapsed().as_micros()).unwrap_or(u32::MAX));
-            recv(&mut on_b).await;
-            across.push(u32::try_from(start.elapsed().as_micros()).unwrap_or(u32::MAX));
-        }
-        (local, across)
-    });
-    let (mut local, mut across) = (local, across);
-    local.sort_unstable();
-    across.sort_unstable();
-    println!("| delivery | p50 | p90 | p99 |");
-    println!("|---|---|---|---|");
-    for (name, times) in [
-        ("to a member on the publishing instance", &local),
-        ("to a member on the other instance, through Redis", &across),
-    ] {
-        println!(
-            "| {name} | {} µs | {} µs | {} µs |",
-            percentile(times, 0.5),
-            percentile(times, 0.9),
-            percentile(times, 0.99)
-        );
     }
+    let (mut local, mut across) = (Vec::new(), Vec::new());
+    for n in 0..5_000u32 {
+        let start = Instant::now();
+        hub_a.publish(&topic, json!(n));
+        recv(&mut on_a).await;
+        local.push(u32::try_from(start.elapsed().as_micros()).unwrap_or(u32::MAX));
+        recv(&mut on_b).await;
+        across.push(u32::try_from(start.elapsed().as_micros()).unwrap_or(u32::MAX));
+    }
+    (local, across)
 }
 
 fn main() {

@@ -59,8 +59,8 @@
 //! }));
 //! let hub = Hub::local();
 //! let mut member = hub.join("rooms.ticker", &ticker, json!("lobby"), JoinOptions::default()).await.unwrap();
-//! assert_eq!(member.recv().await, Some(Outbound::Message { data: json!({ "room": "\"lobby\"", "n": 1 }) }));
-//! assert_eq!(member.recv().await, Some(Outbound::Message { data: json!({ "room": "\"lobby\"", "n": 2 }) }));
+//! assert_eq!(member.recv().await, Some(Outbound::message(json!({ "room": "\"lobby\"", "n": 1 }))));
+//! assert_eq!(member.recv().await, Some(Outbound::message(json!({ "room": "\"lobby\"", "n": 2 }))));
 //! assert!(matches!(member.recv().await, Some(Outbound::Close { code: 1000, .. })));
 //! assert_eq!(member.recv().await, None);
 //! # });
@@ -73,8 +73,8 @@ pub use courier_core::{
 
 #[cfg(feature = "client")]
 pub use courier_live::{
-    BusStream, Hub, JoinError, JoinOptions, Lagged, LocalBus, Member, NotAccepted, Outbound,
-    TopicBus, MISSED,
+    fresh_epoch, BadPosition, BusStream, History, Hub, JoinError, JoinOptions, Lagged, LocalBus,
+    Member, NotAccepted, Outbound, Position, TopicBus, GAP_EVENT, MISSED, MISSED_REASON,
 };
 
 #[cfg(feature = "client")]

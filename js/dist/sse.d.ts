@@ -18,6 +18,13 @@ export declare const MIN_BACKOFF_MS = 100;
 /** The event a courier server ends a finite stream with (docs/PROTOCOL.md); never handed over. */
 export declare const END_EVENT = "courier.end";
 /**
+ * The event a courier server starts a resumed stream with when it could not honour its
+ * `Last-Event-ID` (docs/PROTOCOL.md, "Positions and recovery"): the events in between are lost,
+ * and the stream goes on from the topic's latest position, the event's `id`. Never handed over;
+ * its `id` becomes the stream's {@link EventStream.lastEventId}.
+ */
+export declare const GAP_EVENT = "courier.gap";
+/**
  * One event of a stream.
  *
  * @typeParam R - the stream's response type: each event's `data`, parsed from JSON
@@ -44,6 +51,7 @@ export interface StreamEvent<R> {
  * | the connection drops, or the body ends | waits the `retry` delay (3 s until the server sends `retry:`), reconnects with `Last-Event-ID`, as an `EventSource` does; each failed reconnection in a row doubles the wait (from at least 100 ms), up to 30 s (or the server's longer `retry`) |
  * | a body that ends without an event | counts as a failed reconnection, so a server that closes at once is not retried in a tight loop |
  * | courier's `event: courier.end` | ends (the event is not handed over): a courier server ends every finite stream with it |
+ * | courier's `event: courier.gap` (the server could not resume from `Last-Event-ID`: events were missed) | goes on reading; the event is not handed over (the iteration has no way to tell of a loss without ending), its `id` becomes `lastEventId` |
  * | courier's `event: error` frame (`{"error":{"code","message"}}`) | throws `StreamError` `failed` with the server's `code` |
  * | an event's data is not JSON | throws `StreamError` `decode` and ends |
  * | `break`, `close()` or the call's `signal` | aborts the request and ends, no further requests |

@@ -21,6 +21,13 @@ export const MIN_BACKOFF_MS = 100;
 /** The event a courier server ends a finite stream with (docs/PROTOCOL.md); never handed over. */
 export const END_EVENT = "courier.end";
 /**
+ * The event a courier server starts a resumed stream with when it could not honour its
+ * `Last-Event-ID` (docs/PROTOCOL.md, "Positions and recovery"): the events in between are lost,
+ * and the stream goes on from the topic's latest position, the event's `id`. Never handed over;
+ * its `id` becomes the stream's {@link EventStream.lastEventId}.
+ */
+export const GAP_EVENT = "courier.gap";
+/**
  * Opens a stream: checks the call at once (throwing `ConfigurationError`), connects on the
  * first iteration.
  */
@@ -123,6 +130,9 @@ class Subscription {
                                 retry = item.ms;
                             else if (item.event === END_EVENT)
                                 return;
+                            // The parser has already taken its id as the last event id.
+                            else if (item.event === GAP_EVENT)
+                                continue;
                             else {
                                 delivered = true;
                                 yield this.#event(item);

@@ -1,6 +1,7 @@
 /**
  * Channels (`{ transport: "ws" }`): a WebSocket to the proxy's `ws` path, with courier's hello
- * frame, an application-level heartbeat, reconnection with backoff by close code, and a
+ * frame, an application-level heartbeat, reconnection with backoff by close code, the channel's
+ * position handed back on each reconnection (so a topic's history sends what was missed), and a
  * bounded queue of messages sent while disconnected.
  *
  * @module
@@ -21,7 +22,8 @@ export type ChannelState = "connecting" | "open" | "reconnecting" | "closed";
  * | close code | the channel |
  * |---|---|
  * | 1000 | the iteration ends, no reconnect |
- * | 1001, 1005, 1006, 1011, 1012, 1013, 1014 | reconnects with backoff (`state` is `reconnecting`) |
+ * | 1001, 1005, 1006, 1011, 1012, 1013, 1014 | reconnects with backoff (`state` is `reconnecting`), from its {@link PushChannel.position} |
+ * | 1012 with a reason starting `messages were missed:` | forgets its position (`null`), then reconnects with backoff: the server could not send what was missed |
  * | 4400–4499 | refused for good by the proxy or the upstream (4000 + the HTTP status: 4400 malformed address or variables, 4401 sign in, 4403 forbidden, 4404 not exposed or not found): the iteration throws `ChannelError` `refused` with `code`, `status`, `reason` and `refusal` (the reason's `CODE` in `"CODE: message"`), no reconnect |
  * | 1003, 1008, 1009, other 4000–4999, any other | the iteration throws `ChannelError` `closed` with `code` and `reason`, no reconnect |
  *
@@ -32,6 +34,13 @@ export type ChannelState = "connecting" | "open" | "reconnecting" | "closed";
  *
  * A browser cannot see why a handshake failed: a handshake refused with an HTTP status (a 403,
  * a 404) shows as a close with 1006, and is retried with backoff like a dropped connection.
+ *
+ * Every connection opens with a hello frame whose `since` is the channel's position (`null` on
+ * the first): a server whose topic keeps a history sends first what was published after it, in
+ * order and once each, so a reconnection loses nothing. When it cannot (the history was lost, or
+ * no longer reaches back that far) it closes with 1012 `messages were missed: …`; the channel
+ * forgets its position, and on the next connection the channel's `on_join` runs afresh and can
+ * bring the page up to date.
  *
  * @typeParam R - the channel's messages
  *
@@ -45,6 +54,15 @@ export type ChannelState = "connecting" | "open" | "reconnecting" | "closed";
 export interface PushChannel<R> extends AsyncIterable<R> {
     /** Where the channel stands now. */
     readonly state: ChannelState;
+    /**
+     * The channel's position in its topic's history: the last one the server gave it (opaque,
+     * `EPOCH:OFFSET`), with `courier.at` when it joined, then with each `courier.message`, as the
+     * message arrives (before it is read). The next connection's hello frame sends it as `since`,
+     * so the server sends first what was published meanwhile. `null` until the server gives one
+     * (its topic keeps no history, or the channel's messages come plain), and again from a close
+     * with 1012 `messages were missed: …` until the next connection's server gives one.
+     */
+    readonly position: string | null;
     /** Resolves when the first connection opens; rejects when the channel ends before that. */
     readonly opened: Promise<void>;
     /** Calls `listener` with every change of {@link PushChannel.state}; returns what stops it. */

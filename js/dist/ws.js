@@ -1,15 +1,37 @@
 /**
  * Channels (`{ transport: "ws" }`): a WebSocket to the proxy's `ws` path, with courier's hello
- * frame, an application-level heartbeat, reconnection with backoff by close code, and a
+ * frame, an application-level heartbeat, reconnection with backoff by close code, the channel's
+ * position handed back on each reconnection (so a topic's history sends what was missed), and a
  * bounded queue of messages sent while disconnected.
  *
  * @module
  */
-import { afterClose } from "./close.js";
+import { afterClose, missedMessages } from "./close.js";
 import { addAddress, mergeHeaders, resolveUrl } from "./context.js";
 import { ChannelError, ConfigurationError } from "./errors.js";
 import { checkVariables, isFormData, utf8Length, variablesJson } from "./wire.js";
 const PING = '{"type":"courier.ping"}';
+/**
+ * What a received JSON value is. A `courier.at` without a string `at`, or a `courier.message`
+ * without a string `at` or without `data`, is not courier's: it is a plain message, handed on
+ * whole, as any other value.
+ */
+function readFrame(value) {
+    const plain = { kind: "message", data: value, at: undefined };
+    if (typeof value !== "object" || value === null)
+        return plain;
+    const { type, at } = value;
+    if (type === "courier.pong")
+        return { kind: "pong" };
+    if (typeof at !== "string")
+        return plain;
+    if (type === "courier.at")
+        return { kind: "at", at };
+    if (type === "courier.message" && Object.prototype.hasOwnProperty.call(value, "data")) {
+        return { kind: "message", data: value.data, at };
+    }
+    return plain;
+}
 /**
  * How long a connection stays open, delivering nothing, before it counts as stable and the
  * backoff is reset (a delivered message makes it stable at once). courier's Rust channel
@@ -58,12 +80,13 @@ class Connection {
     #call;
     #url;
     #ws;
-    #hello;
+    #helloHeaders;
     #bidirectional;
     #maxMessage;
     #maxCount;
     #maxBytes;
     #state = "connecting";
+    #position = null;
     #socket;
     /** The socket is open and its hello frame sent: messages go straight out. */
     #open = false;
@@ -87,7 +110,7 @@ class Connection {
         this.#url = url;
         this.#ws = state.settings.ws;
         this.#bidirectional = bidirectional;
-        this.#hello = Object.fromEntries(mergeHeaders(state.settings, call.options));
+        this.#helloHeaders = Object.fromEntries(mergeHeaders(state.settings, call.options));
         this.#maxMessage = this.#ws.maxMessageSize ?? WS_DEFAULTS.maxMessageSize;
         this.#maxCount = this.#ws.messageQueue?.maxCount ?? WS_DEFAULTS.messageQueue.maxCount;
         this.#maxBytes = this.#ws.messageQueue?.maxBytes ?? WS_DEFAULTS.messageQueue.maxBytes;
@@ -106,6 +129,9 @@ class Connection {
     }
     get state() {
         return this.#state;
+    }
+    get position() {
+        return this.#position;
     }
     onState(listener) {
         this.#listeners.add(listener);
@@ -201,11 +227,10 @@ class Connection {
             this.#authFailed(new TypeError(`\`ws.auth\` gave ${Array.isArray(params) ? "an array" : typeof params}, not an object`));
             return;
         }
-        const hello = helloFrame(params, this.#hello);
+        const hello = helloFrame(this.#position, params, this.#helloHeaders);
         const url = new URL(this.#url);
         // `_h=1` tells a courier server that a hello frame follows (docs/PROTOCOL.md).
-        if (hello !== undefined)
-            url.searchParams.append("_h", "1");
+        url.searchParams.append("_h", "1");
         const WebSocketClass = globalThis.WebSocket;
         let socket;
         try {
@@ -226,8 +251,7 @@ class Connection {
         socket.onopen = () => {
             if (this.#socket !== socket)
                 return;
-            if (hello !== undefined)
-                socket.send(hello);
+            socket.send(hello);
             for (const text of this.#queue)
                 socket.send(text);
             this.#queue = [];
@@ -288,15 +312,22 @@ class Connection {
             this.#undecodable(new ChannelError("decode", `a message is not JSON: ${String(error)}`, path, { cause: error }));
             return;
         }
+        const frame = readFrame(value);
         // The heartbeat's answer is not a message.
-        if (typeof value === "object" && value !== null && value.type === "courier.pong")
+        if (frame.kind === "pong")
+            return;
+        // Kept as it arrives, not as it is read: what is unread stays in the inbox across connections.
+        if (frame.at !== undefined)
+            this.#position = frame.at;
+        // A position alone delivers nothing, so it does not make the connection stable.
+        if (frame.kind === "at")
             return;
         this.#stable();
         const reader = this.#readers.shift();
         if (reader !== undefined)
-            reader.resolve({ done: false, value: value });
+            reader.resolve({ done: false, value: frame.data });
         else
-            this.#inbox.push(value);
+            this.#inbox.push(frame.data);
     }
     /** The connection delivered a message or stayed open {@link STABLE_MS}: the backoff starts over. */
     #stable() {
@@ -319,6 +350,9 @@ class Connection {
         this.#drop();
         if (this.#ended)
             return;
+        // Before the state changes, so an `onState` listener sees it.
+        if (missedMessages(code, reason))
+            this.#position = null;
         const next = afterClose(code, reason, this.#call.path);
         if (next === "end")
             this.#end(undefined);
@@ -436,15 +470,16 @@ function closeQuietly(socket, reason) {
         // Already closing.
     }
 }
-/** The hello frame for a connection; `undefined` when there is nothing to say. */
-function helloFrame(auth, headers) {
-    const hasHeaders = Object.keys(headers).length > 0;
-    if ((auth === undefined || auth === null) && !hasHeaders)
-        return undefined;
+/**
+ * The hello frame every connection opens with: the channel's position as `since` (`null` when
+ * it has none), `auth` when `ws.auth` gave parameters, `headers` when there are default headers.
+ */
+function helloFrame(since, auth, headers) {
     return JSON.stringify({
         type: "courier.hello",
+        since,
         ...(auth === undefined || auth === null ? {} : { auth }),
-        ...(hasHeaders ? { headers } : {}),
+        ...(Object.keys(headers).length > 0 ? { headers } : {}),
     });
 }
 /**

@@ -1,12 +1,13 @@
 /**
  * Channels (`{ transport: "ws" }`): a WebSocket to the proxy's `ws` path, with courier's hello
- * frame, an application-level heartbeat, reconnection with backoff by close code, and a
+ * frame, an application-level heartbeat, reconnection with backoff by close code, the channel's
+ * position handed back on each reconnection (so a topic's history sends what was missed), and a
  * bounded queue of messages sent while disconnected.
  *
  * @module
  */
 
-import { afterClose } from "./close.js";
+import { afterClose, missedMessages } from "./close.js";
 import type { Call, CallerState } from "./context.js";
 import { addAddress, mergeHeaders, resolveUrl } from "./context.js";
 import { ChannelError, ConfigurationError } from "./errors.js";
@@ -28,7 +29,8 @@ export type ChannelState = "connecting" | "open" | "reconnecting" | "closed";
  * | close code | the channel |
  * |---|---|
  * | 1000 | the iteration ends, no reconnect |
- * | 1001, 1005, 1006, 1011, 1012, 1013, 1014 | reconnects with backoff (`state` is `reconnecting`) |
+ * | 1001, 1005, 1006, 1011, 1012, 1013, 1014 | reconnects with backoff (`state` is `reconnecting`), from its {@link PushChannel.position} |
+ * | 1012 with a reason starting `messages were missed:` | forgets its position (`null`), then reconnects with backoff: the server could not send what was missed |
  * | 4400–4499 | refused for good by the proxy or the upstream (4000 + the HTTP status: 4400 malformed address or variables, 4401 sign in, 4403 forbidden, 4404 not exposed or not found): the iteration throws `ChannelError` `refused` with `code`, `status`, `reason` and `refusal` (the reason's `CODE` in `"CODE: message"`), no reconnect |
  * | 1003, 1008, 1009, other 4000–4999, any other | the iteration throws `ChannelError` `closed` with `code` and `reason`, no reconnect |
  *
@@ -39,6 +41,13 @@ export type ChannelState = "connecting" | "open" | "reconnecting" | "closed";
  *
  * A browser cannot see why a handshake failed: a handshake refused with an HTTP status (a 403,
  * a 404) shows as a close with 1006, and is retried with backoff like a dropped connection.
+ *
+ * Every connection opens with a hello frame whose `since` is the channel's position (`null` on
+ * the first): a server whose topic keeps a history sends first what was published after it, in
+ * order and once each, so a reconnection loses nothing. When it cannot (the history was lost, or
+ * no longer reaches back that far) it closes with 1012 `messages were missed: …`; the channel
+ * forgets its position, and on the next connection the channel's `on_join` runs afresh and can
+ * bring the page up to date.
  *
  * @typeParam R - the channel's messages
  *
@@ -52,6 +61,15 @@ export type ChannelState = "connecting" | "open" | "reconnecting" | "closed";
 export interface PushChannel<R> extends AsyncIterable<R> {
   /** Where the channel stands now. */
   readonly state: ChannelState;
+  /**
+   * The channel's position in its topic's history: the last one the server gave it (opaque,
+   * `EPOCH:OFFSET`), with `courier.at` when it joined, then with each `courier.message`, as the
+   * message arrives (before it is read). The next connection's hello frame sends it as `since`,
+   * so the server sends first what was published meanwhile. `null` until the server gives one
+   * (its topic keeps no history, or the channel's messages come plain), and again from a close
+   * with 1012 `messages were missed: …` until the next connection's server gives one.
+   */
+  readonly position: string | null;
   /** Resolves when the first connection opens; rejects when the channel ends before that. */
   readonly opened: Promise<void>;
   /** Calls `listener` with every change of {@link PushChannel.state}; returns what stops it. */
@@ -92,6 +110,34 @@ export interface DuplexChannel<R, S> extends PushChannel<R> {
 export type Channel<R, S = never> = [S] extends [never] ? PushChannel<R> : DuplexChannel<R, S>;
 
 const PING = '{"type":"courier.ping"}';
+
+/**
+ * A frame from the server, as the channel reads it (docs/PROTOCOL.md): the heartbeat's answer;
+ * a position (`courier.at`); or a message to hand on, with its position when it came as
+ * `courier.message`.
+ */
+type Frame =
+  | { readonly kind: "pong" }
+  | { readonly kind: "at"; readonly at: string }
+  | { readonly kind: "message"; readonly data: unknown; readonly at: string | undefined };
+
+/**
+ * What a received JSON value is. A `courier.at` without a string `at`, or a `courier.message`
+ * without a string `at` or without `data`, is not courier's: it is a plain message, handed on
+ * whole, as any other value.
+ */
+function readFrame(value: unknown): Frame {
+  const plain = { kind: "message", data: value, at: undefined } as const;
+  if (typeof value !== "object" || value === null) return plain;
+  const { type, at } = value as { type?: unknown; at?: unknown };
+  if (type === "courier.pong") return { kind: "pong" };
+  if (typeof at !== "string") return plain;
+  if (type === "courier.at") return { kind: "at", at };
+  if (type === "courier.message" && Object.prototype.hasOwnProperty.call(value, "data")) {
+    return { kind: "message", data: (value as { data: unknown }).data, at };
+  }
+  return plain;
+}
 
 /**
  * How long a connection stays open, delivering nothing, before it counts as stable and the
@@ -153,12 +199,13 @@ class Connection<R> implements DuplexChannel<R, unknown> {
   readonly #call: Call;
   readonly #url: string;
   readonly #ws: CallerWSOptions;
-  readonly #hello: Record<string, string>;
+  readonly #helloHeaders: Record<string, string>;
   readonly #bidirectional: boolean;
   readonly #maxMessage: number;
   readonly #maxCount: number;
   readonly #maxBytes: number;
   #state: ChannelState = "connecting";
+  #position: string | null = null;
   #socket: WebSocket | undefined;
   /** The socket is open and its hello frame sent: messages go straight out. */
   #open = false;
@@ -183,7 +230,7 @@ class Connection<R> implements DuplexChannel<R, unknown> {
     this.#url = url;
     this.#ws = state.settings.ws;
     this.#bidirectional = bidirectional;
-    this.#hello = Object.fromEntries(mergeHeaders(state.settings, call.options));
+    this.#helloHeaders = Object.fromEntries(mergeHeaders(state.settings, call.options));
     this.#maxMessage = this.#ws.maxMessageSize ?? WS_DEFAULTS.maxMessageSize;
     this.#maxCount = this.#ws.messageQueue?.maxCount ?? WS_DEFAULTS.messageQueue.maxCount;
     this.#maxBytes = this.#ws.messageQueue?.maxBytes ?? WS_DEFAULTS.messageQueue.maxBytes;
@@ -203,6 +250,10 @@ class Connection<R> implements DuplexChannel<R, unknown> {
 
   get state(): ChannelState {
     return this.#state;
+  }
+
+  get position(): string | null {
+    return this.#position;
   }
 
   onState(listener: (state: ChannelState) => void): () => void {
@@ -304,10 +355,10 @@ class Connection<R> implements DuplexChannel<R, unknown> {
       this.#authFailed(new TypeError(`\`ws.auth\` gave ${Array.isArray(params) ? "an array" : typeof params}, not an object`));
       return;
     }
-    const hello = helloFrame(params as WSAuthParams | null | undefined, this.#hello);
+    const hello = helloFrame(this.#position, params as WSAuthParams | null | undefined, this.#helloHeaders);
     const url = new URL(this.#url);
     // `_h=1` tells a courier server that a hello frame follows (docs/PROTOCOL.md).
-    if (hello !== undefined) url.searchParams.append("_h", "1");
+    url.searchParams.append("_h", "1");
     const WebSocketClass = globalThis.WebSocket;
     let socket: WebSocket;
     try {
@@ -325,7 +376,7 @@ class Connection<R> implements DuplexChannel<R, unknown> {
     this.#socket = socket;
     socket.onopen = () => {
       if (this.#socket !== socket) return;
-      if (hello !== undefined) socket.send(hello);
+      socket.send(hello);
       for (const text of this.#queue) socket.send(text);
       this.#queue = [];
       this.#queueBytes = 0;
@@ -380,12 +431,17 @@ class Connection<R> implements DuplexChannel<R, unknown> {
       this.#undecodable(new ChannelError("decode", `a message is not JSON: ${String(error)}`, path, { cause: error }));
       return;
     }
+    const frame = readFrame(value);
     // The heartbeat's answer is not a message.
-    if (typeof value === "object" && value !== null && (value as { type?: unknown }).type === "courier.pong") return;
+    if (frame.kind === "pong") return;
+    // Kept as it arrives, not as it is read: what is unread stays in the inbox across connections.
+    if (frame.at !== undefined) this.#position = frame.at;
+    // A position alone delivers nothing, so it does not make the connection stable.
+    if (frame.kind === "at") return;
     this.#stable();
     const reader = this.#readers.shift();
-    if (reader !== undefined) reader.resolve({ done: false, value: value as R });
-    else this.#inbox.push(value as R);
+    if (reader !== undefined) reader.resolve({ done: false, value: frame.data as R });
+    else this.#inbox.push(frame.data as R);
   }
 
   /** The connection delivered a message or stayed open {@link STABLE_MS}: the backoff starts over. */
@@ -413,6 +469,8 @@ class Connection<R> implements DuplexChannel<R, unknown> {
   #closed(code: number, reason: string): void {
     this.#drop();
     if (this.#ended) return;
+    // Before the state changes, so an `onState` listener sees it.
+    if (missedMessages(code, reason)) this.#position = null;
     const next = afterClose(code, reason, this.#call.path);
     if (next === "end") this.#end(undefined);
     else if (next === "reconnect") this.#reconnect();
@@ -523,14 +581,16 @@ function closeQuietly(socket: WebSocket | undefined, reason: string): void {
   }
 }
 
-/** The hello frame for a connection; `undefined` when there is nothing to say. */
-function helloFrame(auth: WSAuthParams | null | undefined, headers: Record<string, string>): string | undefined {
-  const hasHeaders = Object.keys(headers).length > 0;
-  if ((auth === undefined || auth === null) && !hasHeaders) return undefined;
+/**
+ * The hello frame every connection opens with: the channel's position as `since` (`null` when
+ * it has none), `auth` when `ws.auth` gave parameters, `headers` when there are default headers.
+ */
+function helloFrame(since: string | null, auth: WSAuthParams | null | undefined, headers: Record<string, string>): string {
   return JSON.stringify({
     type: "courier.hello",
+    since,
     ...(auth === undefined || auth === null ? {} : { auth }),
-    ...(hasHeaders ? { headers } : {}),
+    ...(Object.keys(headers).length > 0 ? { headers } : {}),
   });
 }
 

@@ -313,9 +313,12 @@ pub fn read_call_body(bytes: &[u8]) -> Result<Variables, WireError> {
 const HELLO_TYPE: &str = "courier.hello";
 
 /// A channel's first frame, when a client has something to say before its messages:
-/// `{"type":"courier.hello","auth":{…},"headers":{…}}`, each part when it has one. `None` when
-/// there is nothing to say.
+/// `{"type":"courier.hello","since":…,"auth":{…},"headers":{…}}`, each part when it has one.
+/// `since` is `Some` for a client that keeps positions (`docs/PROTOCOL.md`, "Positions and
+/// recovery"): `Some(None)`, written `null`, while it has none, else the last one it was given.
+/// `None` when there is nothing to say.
 pub fn hello_frame(
+    since: Option<Option<&str>>,
     auth: Option<&Map<String, Value>>,
     headers: &Map<String, Value>,
 ) -> Option<String> {
@@ -324,15 +327,18 @@ pub fn hello_frame(
         #[serde(rename = "type")]
         kind: &'static str,
         #[serde(skip_serializing_if = "Option::is_none")]
+        since: Option<Option<&'a str>>,
+        #[serde(skip_serializing_if = "Option::is_none")]
         auth: Option<&'a Map<String, Value>>,
         #[serde(skip_serializing_if = "Option::is_none")]
         headers: Option<&'a Map<String, Value>>,
     }
-    if auth.is_none() && headers.is_empty() {
+    if since.is_none() && auth.is_none() && headers.is_empty() {
         return None;
     }
     let hello = Hello {
         kind: HELLO_TYPE,
+        since,
         auth,
         headers: (!headers.is_empty()).then_some(headers),
     };
@@ -350,6 +356,10 @@ pub struct FirstFrame {
     pub auth: Option<Map<String, Value>>,
     /// The hello's `headers`, when it is an object.
     pub headers: Option<Map<String, Value>>,
+    /// The hello's `since`, when it has one: the client keeps positions. `Some(None)` for
+    /// `null` (it has none yet); `Some(Some(text))` for the position it had — a string's text,
+    /// or any other JSON value's, which is then no position.
+    pub since: Option<Option<String>>,
     /// The first frame, when it was a message and not a hello.
     pub pending: Option<Value>,
 }
@@ -367,9 +377,15 @@ pub fn first_frame(text: &str) -> Result<FirstFrame, NotJson> {
                 Some(Value::Object(map)) => Some(map),
                 _ => None,
             };
+            let since = hello.remove("since").map(|since| match since {
+                Value::Null => None,
+                Value::String(text) => Some(text),
+                other => Some(other.to_string()),
+            });
             Ok(FirstFrame {
                 auth: object(hello.remove("auth")),
                 headers: object(hello.remove("headers")),
+                since,
                 pending: None,
             })
         }
@@ -398,6 +414,83 @@ pub const PING: &str = r#"{"type":"courier.ping"}"#;
 
 /// The answer to a heartbeat.
 pub const PONG: &str = r#"{"type":"courier.pong"}"#;
+
+/// The `type` of the frame that tells a client that keeps positions where its subscription
+/// begins: `{"type":"courier.at","at":"EPOCH:OFFSET"}`.
+pub const AT_TYPE: &str = "courier.at";
+
+/// The `type` of a message with its position, to a client that keeps positions:
+/// `{"type":"courier.message","at":"EPOCH:OFFSET","data":…}`.
+pub const POSITIONED_TYPE: &str = "courier.message";
+
+/// A server's frame of courier's own, `type` first (a client looks for that prefix before it
+/// parses a frame).
+#[derive(Serialize)]
+struct Positioned<'a> {
+    #[serde(rename = "type")]
+    kind: &'static str,
+    at: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    data: Option<&'a Value>,
+}
+
+impl Positioned<'_> {
+    fn text(&self) -> String {
+        serde_json::to_string(self).unwrap_or_else(|_| unreachable!("JSON values"))
+    }
+}
+
+/// The frame that tells a client where its subscription begins ([`AT_TYPE`]).
+pub fn at_frame(at: &str) -> String {
+    let kind = AT_TYPE;
+    Positioned {
+        kind,
+        at,
+        data: None,
+    }
+    .text()
+}
+
+/// A message with its position, as a client that keeps positions is written it
+/// ([`POSITIONED_TYPE`]).
+pub fn positioned_frame(at: &str, data: &Value) -> String {
+    let kind = POSITIONED_TYPE;
+    Positioned {
+        kind,
+        at,
+        data: Some(data),
+    }
+    .text()
+}
+
+/// What a server's frame says to a client that keeps positions: where its subscription begins
+/// ([`AT_TYPE`]), a message with its position ([`POSITIONED_TYPE`]), or a message as it is (any
+/// other frame, a positioned frame without a string `at` or without `data` included).
+#[derive(Debug, PartialEq)]
+pub enum ServerFrame {
+    /// Where the subscription begins.
+    At(String),
+    /// A message and, when it has one, its position.
+    Message(Value, Option<String>),
+}
+
+/// Reads a server's frame for a client that keeps positions ([`ServerFrame`]).
+pub fn server_frame(frame: Value) -> ServerFrame {
+    let Value::Object(mut object) = frame else {
+        return ServerFrame::Message(frame, None);
+    };
+    let kind = object.get("type").and_then(Value::as_str);
+    let at = object.get("at").and_then(Value::as_str);
+    match (kind, at) {
+        (Some(AT_TYPE), Some(at)) => ServerFrame::At(at.to_owned()),
+        (Some(POSITIONED_TYPE), Some(at)) if object.contains_key("data") => {
+            let at = at.to_owned();
+            let data = object.remove("data").unwrap_or(Value::Null);
+            ServerFrame::Message(data, Some(at))
+        }
+        _ => ServerFrame::Message(Value::Object(object), None),
+    }
+}
 
 /// Whether a message is courier's heartbeat, [`PING`].
 pub fn is_ping(message: &Value) -> bool {

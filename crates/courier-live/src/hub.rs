@@ -1,7 +1,9 @@
 //! The hub: runs implemented channels for their subscribers, whatever carries them (a
 //! WebSocket served by `courier-server`, or an in-process connection of a `Caller`).
 
-use crate::bus::{BusStream, Lagged, LocalBus, Outbound, TopicBus};
+use crate::bus::{
+    BusStream, Lagged, LocalBus, Outbound, Position, TopicBus, MISSED, MISSED_REASON,
+};
 use courier_core::BoxError;
 use courier_core::{
     ChannelEndpoint, ChannelHandler, ChannelHandlers, ChannelRequest, ChannelSource, Event,
@@ -15,7 +17,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, Weak};
 use tokio::sync::mpsc;
 
-/// How a subscriber joins: its buffer.
+/// How a subscriber joins: its buffer, its authentication parameters, and the position it
+/// comes back from.
 #[derive(Clone, Debug)]
 #[non_exhaustive]
 pub struct JoinOptions {
@@ -25,6 +28,10 @@ pub struct JoinOptions {
     /// The subscriber's authentication parameters (the `auth` of its socket's first frame,
     /// from `WsOptions::auth`), which handlers read with [`Peer::auth`].
     pub auth: Option<Map<String, Value>>,
+    /// The position of the last message the subscriber had (the hello's `since`): with a bus
+    /// that keeps a history, the messages after it are handed first; when they cannot all be
+    /// had, the join fails with [`JoinError::Missed`].
+    pub since: Option<Position>,
 }
 
 impl Default for JoinOptions {
@@ -32,6 +39,7 @@ impl Default for JoinOptions {
         Self {
             buffer: 256,
             auth: None,
+            since: None,
         }
     }
 }
@@ -50,6 +58,13 @@ impl JoinOptions {
         self.auth = Some(auth);
         self
     }
+
+    /// Sets the position the subscriber comes back from.
+    #[must_use]
+    pub fn since(mut self, since: Position) -> Self {
+        self.since = Some(since);
+        self
+    }
 }
 
 /// Why a subscriber could not join.
@@ -62,6 +77,10 @@ pub enum JoinError {
     Refused(BoxError),
     /// The subscriber's variables do not fit the channel.
     BadVariables(BoxError),
+    /// The subscriber came back from a position the topic's history no longer holds (or the
+    /// bus keeps none): it missed messages. The reason begins with [`MISSED_REASON`]; a server
+    /// closes the socket with [`MISSED`] and it.
+    Missed(String),
 }
 
 impl fmt::Display for JoinError {
@@ -70,6 +89,7 @@ impl fmt::Display for JoinError {
             Self::NotServedHere => f.write_str("the channel is not implemented by this process"),
             Self::Refused(e) => write!(f, "the channel refused the subscriber: {e}"),
             Self::BadVariables(e) => write!(f, "{e}"),
+            Self::Missed(reason) => f.write_str(reason),
         }
     }
 }
@@ -78,7 +98,7 @@ impl std::error::Error for JoinError {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {
             Self::Refused(e) | Self::BadVariables(e) => Some(&**e),
-            Self::NotServedHere => None,
+            Self::NotServedHere | Self::Missed(_) => None,
         }
     }
 }
@@ -159,20 +179,19 @@ impl Hub {
     /// bus: a channel's subscribers ([`Hub::channel_topic`]), or a stream's that
     /// [follows](Hub::follow) the topic. From anywhere in the app: an HTTP handler, a job.
     pub fn publish(&self, topic: &str, message: Value) {
-        self.inner
-            .bus
-            .publish(topic, Outbound::Message { data: message });
+        self.inner.bus.publish(topic, Outbound::message(message));
     }
 
     /// The messages published to `topic` from now on, as a stream handler's events (each
     /// message an event's data), keeping up to `buffer` of them unread: an implemented stream
-    /// that fans one topic out to every subscriber, on every instance sharing the bus.
+    /// that fans one topic out to every subscriber, on every instance sharing the bus. The same
+    /// as [`follow_from`](Self::follow_from) with no `Last-Event-ID`; a handler that has the
+    /// request hands its `last_event_id` there, so that a client that comes back recovers what
+    /// it missed.
     ///
     /// It ends when the topic is closed with 1000 (a push channel that ended), and with
     /// [`MissedEvents`] when messages were lost — the bus reconnected, or this subscriber fell
     /// behind by more than `buffer` — so a server cuts the response and the client reconnects.
-    /// The events carry no ids: a reconnecting client resumes with what is published from then
-    /// on.
     ///
     /// ```
     /// use courier::live::{Hub, StreamHandler};
@@ -186,19 +205,84 @@ impl Hub {
     /// # let _ = news;
     /// ```
     pub fn follow(&self, topic: &str, buffer: usize) -> EventStream {
-        let bus = self.inner.bus.subscribe(topic, buffer.max(1));
-        Box::pin(futures_util::stream::unfold(Some(bus), |bus| async move {
-            let mut bus = bus?;
-            let event = match bus.next().await? {
-                Ok(Outbound::Message { data }) => return Some((Ok(Event::new(data)), Some(bus))),
-                Ok(Outbound::Close { code: 1000, .. }) => return None,
-                Ok(Outbound::Close { reason, .. }) => MissedEvents::new(reason),
-                Err(Lagged { missed }) => MissedEvents::new(format!(
-                    "the subscriber fell behind the topic by {missed} messages"
+        self.follow_from(topic, None, buffer)
+    }
+
+    /// [`follow`](Self::follow), resumed after `last_event_id` (the request's
+    /// [`StreamRequest::last_event_id`](courier_core::StreamRequest)).
+    ///
+    /// With a bus that keeps a [`History`](crate::History), each event's id is its message's
+    /// [`Position`], and a client that reconnects with the last one gets the messages published
+    /// since, in order, each once, before the new ones. When they cannot all be had (the history
+    /// no longer holds them, it was begun again, or the id is not a position of this bus), the
+    /// stream begins from now, with one event named `courier.gap` first, whose data is
+    /// `{"reason": …}` and whose id is the topic's latest position: a courier client hands it to
+    /// its caller as [`MissedEvents`] and goes on reading (`docs/PROTOCOL.md`). Without a
+    /// history, events carry no ids and the stream begins from now.
+    ///
+    /// ```
+    /// use courier::live::{History, Hub, LocalBus, StreamHandler};
+    /// use courier::StreamEndpoint;
+    /// use std::time::Duration;
+    ///
+    /// let hub = Hub::new(LocalBus::with_history(History::new(1_000, Duration::from_secs(60))));
+    /// let following = hub.clone();
+    /// let news = StreamEndpoint::implement(StreamHandler::new(move |request| {
+    ///     following.follow_from("news", request.last_event_id.as_deref(), 256)
+    /// }));
+    /// # let _ = news;
+    /// ```
+    pub fn follow_from(
+        &self,
+        topic: &str,
+        last_event_id: Option<&str>,
+        buffer: usize,
+    ) -> EventStream {
+        let bus = Arc::clone(&self.inner.bus);
+        let topic = topic.to_owned();
+        let buffer = buffer.max(1);
+        // Without a history, ids are none of this bus's: the stream begins from now.
+        let since = last_event_id
+            .filter(|_| bus.history().is_some())
+            .map(|id| id.parse::<Position>().map_err(|_| shown(id)));
+        // Subscribed now, so that what is published from here on is had.
+        let (mut stream, mut gap) = match &since {
+            Some(Ok(since)) => (bus.subscribe(&topic, Some(since), buffer), None),
+            Some(Err(id)) => (
+                bus.subscribe(&topic, None, buffer),
+                Some(format!(
+                    "{MISSED_REASON}`{id}` is not a position of this bus"
                 )),
+            ),
+            None => (bus.subscribe(&topic, None, buffer), None),
+        };
+        let opened = async move {
+            if bus.history().is_none() {
+                return (None, Some(stream));
+            }
+            let at = match stream.next().await {
+                Some(Ok(Outbound::Start { at })) => at,
+                Some(Ok(Outbound::Close {
+                    code: MISSED,
+                    reason,
+                })) => {
+                    // The id cannot be honoured: from now, the gap told first.
+                    gap = Some(reason);
+                    stream = bus.subscribe(&topic, None, buffer);
+                    match stream.next().await {
+                        Some(Ok(Outbound::Start { at })) => at,
+                        _ => return (Some(Err(missed("the topic bus could not subscribe"))), None),
+                    }
+                }
+                _ => return (Some(Err(missed("the topic bus could not subscribe"))), None),
             };
-            Some((Err(Box::new(event) as BoxError), None))
-        }))
+            (gap.map(|reason| Ok(gap_event(&reason, &at))), Some(stream))
+        };
+        Box::pin(
+            futures_util::stream::once(opened).flat_map(|(first, stream)| {
+                futures_util::stream::iter(first).chain(events(stream))
+            }),
+        )
     }
 
     /// Push handlers running now, one per topic with subscribers.
@@ -239,7 +323,25 @@ impl Hub {
         let topic = Self::channel_topic(path, &key);
         let buffer = options.buffer.max(1);
         // Subscribe before anything can be published, so nothing is missed.
-        let bus = self.inner.bus.subscribe(&topic, buffer);
+        let since = options.since.as_ref();
+        let mut bus = self.inner.bus.subscribe(&topic, since, buffer);
+        // With a history the subscription begins with where it starts from, or with the gap
+        // that refuses a returning subscriber (before `on_join` runs for it).
+        let mut start = None;
+        if since.is_some() || self.inner.bus.history().is_some() {
+            match bus.next().await {
+                Some(Ok(Outbound::Close {
+                    code: MISSED,
+                    reason,
+                })) => return Err(JoinError::Missed(reason)),
+                Some(Ok(first)) => start = Some(first),
+                Some(Err(Lagged { .. })) | None => {
+                    return Err(JoinError::Missed(format!(
+                        "{MISSED_REASON}the topic bus could not subscribe"
+                    )))
+                }
+            }
+        }
         let (direct, inbox) = mpsc::channel(buffer);
         let peer = Arc::new(Subscriber {
             auth: options.auth,
@@ -254,6 +356,7 @@ impl Hub {
             peer,
             bus,
             inbox,
+            start,
             handlers: None,
             push: None,
             buffer,
@@ -298,7 +401,7 @@ impl Hub {
                 // Each instance with subscribers runs the handler for them: its messages stay
                 // here.
                 match messages.next().await {
-                    Some(Ok(data)) => bus.publish_here(&name, Outbound::Message { data }),
+                    Some(Ok(data)) => bus.publish_here(&name, Outbound::message(data)),
                     Some(Err(e)) => {
                         break Outbound::Close {
                             code: 1011,
@@ -324,6 +427,51 @@ impl Hub {
         pushes.insert(topic.to_owned(), Arc::downgrade(&run));
         run
     }
+}
+
+/// A followed topic's messages as events, until it ends or messages are missed.
+fn events(stream: Option<BusStream>) -> EventStream {
+    Box::pin(futures_util::stream::unfold(stream, |bus| async move {
+        let mut bus = bus?;
+        loop {
+            let error = match bus.next().await? {
+                Ok(Outbound::Message { data, at }) => {
+                    let event = match at {
+                        Some(at) => Event::new(data).id(at.to_string()),
+                        None => Event::new(data),
+                    };
+                    return Some((Ok(event), Some(bus)));
+                }
+                Ok(Outbound::Start { .. }) => continue,
+                Ok(Outbound::Close { code: 1000, .. }) => return None,
+                Ok(Outbound::Close { reason, .. }) => missed(reason),
+                Err(Lagged { missed: lost }) => missed(format!(
+                    "the subscriber fell behind the topic by {lost} messages"
+                )),
+            };
+            return Some((Err(error), None));
+        }
+    }))
+}
+
+/// A followed stream's error that has its client reconnect and resume.
+fn missed(why: impl Into<String>) -> BoxError {
+    Box::new(MissedEvents::new(why.into()))
+}
+
+/// The event that begins a followed stream whose `Last-Event-ID` could not be honoured.
+fn gap_event(reason: &str, at: &Position) -> Event<Value> {
+    Event::new(serde_json::json!({ "reason": reason }))
+        .event(GAP_EVENT)
+        .id(at.to_string())
+}
+
+/// The name of the event that tells a followed stream's client it missed messages.
+pub const GAP_EVENT: &str = "courier.gap";
+
+/// A client's id as a reason shows it: at most 64 characters.
+fn shown(id: &str) -> String {
+    id.chars().take(64).collect()
 }
 
 impl Default for Hub {
@@ -379,7 +527,7 @@ impl Peer for Subscriber {
     }
 
     fn send(&self, message: Value) -> Result<(), BoxError> {
-        match self.direct.try_send(Outbound::Message { data: message }) {
+        match self.direct.try_send(Outbound::message(message)) {
             Ok(()) => Ok(()),
             Err(mpsc::error::TrySendError::Full(_)) => {
                 self.slow.store(true, Ordering::SeqCst);
@@ -391,7 +539,7 @@ impl Peer for Subscriber {
 
     fn publish(&self, message: Value) -> Result<(), BoxError> {
         self.bus
-            .publish(&self.bus_topic, Outbound::Message { data: message });
+            .publish(&self.bus_topic, Outbound::message(message));
         Ok(())
     }
 }
@@ -403,6 +551,8 @@ pub struct Member {
     peer: Arc<Subscriber>,
     bus: BusStream,
     inbox: mpsc::Receiver<Outbound>,
+    /// The bus's [`Outbound::Start`], handed before anything else.
+    start: Option<Outbound>,
     handlers: Option<ChannelHandlers>,
     push: Option<Arc<PushRun>>,
     buffer: usize,
@@ -421,10 +571,15 @@ impl Member {
         self.handlers.is_some()
     }
 
-    /// The next message for the subscriber; after an [`Outbound::Close`], `None`.
+    /// The next message for the subscriber; after an [`Outbound::Close`], `None`. With a bus
+    /// that keeps a history, the first is [`Outbound::Start`], and each message published to
+    /// the topic carries its position.
     pub async fn recv(&mut self) -> Option<Outbound> {
         if self.over {
             return None;
+        }
+        if let Some(start) = self.start.take() {
+            return Some(start);
         }
         let next = if self.peer.slow.load(Ordering::SeqCst) {
             self.too_slow()

@@ -19,8 +19,8 @@
 //! }));
 //! let hub = Hub::local();
 //! let mut member = hub.join("rooms.ticker", &ticker, json!("lobby"), JoinOptions::default()).await.unwrap();
-//! assert_eq!(member.recv().await, Some(Outbound::Message { data: json!({ "room": "\"lobby\"", "n": 1 }) }));
-//! assert_eq!(member.recv().await, Some(Outbound::Message { data: json!({ "room": "\"lobby\"", "n": 2 }) }));
+//! assert_eq!(member.recv().await, Some(Outbound::message(json!({ "room": "\"lobby\"", "n": 1 }))));
+//! assert_eq!(member.recv().await, Some(Outbound::message(json!({ "room": "\"lobby\"", "n": 2 }))));
 //! assert!(matches!(member.recv().await, Some(Outbound::Close { code: 1000, .. })));
 //! assert_eq!(member.recv().await, None);
 //! # });
@@ -31,5 +31,8 @@ mod hub;
 #[cfg(test)]
 mod tests;
 
-pub use self::bus::{BusStream, Lagged, LocalBus, Outbound, TopicBus, MISSED};
-pub use self::hub::{Hub, JoinError, JoinOptions, Member, NotAccepted};
+pub use self::bus::{
+    fresh_epoch, BadPosition, BusStream, History, Lagged, LocalBus, Outbound, Position, TopicBus,
+    MISSED, MISSED_REASON,
+};
+pub use self::hub::{Hub, JoinError, JoinOptions, Member, NotAccepted, GAP_EVENT};

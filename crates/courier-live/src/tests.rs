@@ -8,7 +8,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 fn message(data: Value) -> Option<Outbound> {
-    Some(Outbound::Message { data })
+    Some(Outbound::message(data))
 }
 
 async fn recv(member: &mut Member) -> Option<Outbound> {
@@ -70,15 +70,13 @@ async fn a_push_handler_runs_once_per_topic_and_topics_are_isolated() {
     while let Some(out) = recv(&mut a2).await {
         a2_seen.push(out);
     }
-    assert!(a2_seen.contains(&Outbound::Message {
-        data: json!("released")
-    }));
+    assert!(a2_seen.contains(&Outbound::message(json!("released"))));
     assert!(matches!(
         a2_seen.last(),
         Some(Outbound::Close { code: 1000, .. })
     ));
     assert!(a2_seen.iter().all(
-        |m| !matches!(m, Outbound::Message { data } if data.to_string().contains("\\\"b\\\""))
+        |m| !matches!(m, Outbound::Message { data, .. } if data.to_string().contains("\\\"b\\\""))
     ));
 }
 
@@ -329,8 +327,8 @@ impl TopicBus for Recording {
         self.local.publish(topic, message);
     }
 
-    fn subscribe(&self, topic: &str, buffer: usize) -> BusStream {
-        self.local.subscribe(topic, buffer)
+    fn subscribe(&self, topic: &str, since: Option<&Position>, buffer: usize) -> BusStream {
+        self.local.subscribe(topic, since, buffer)
     }
 }
 
@@ -420,4 +418,263 @@ async fn a_followed_topic_gives_its_messages_as_events_and_ends_on_a_loss() {
         },
     );
     assert!(ending.next().await.is_none());
+}
+
+/// Everything a subscription has ready now, without waiting.
+fn ready(stream: &mut BusStream) -> Vec<Outbound> {
+    let mut out = Vec::new();
+    while let Some(Some(item)) = futures_util::FutureExt::now_or_never(stream.next()) {
+        out.push(item.expect("not lagged"));
+    }
+    out
+}
+
+fn data_of(out: &[Outbound]) -> Vec<Value> {
+    out.iter()
+        .filter_map(|m| match m {
+            Outbound::Message { data, .. } => Some(data.clone()),
+            _ => None,
+        })
+        .collect()
+}
+
+fn start_of(out: &[Outbound]) -> Position {
+    match out.first() {
+        Some(Outbound::Start { at }) => at.clone(),
+        other => panic!("no start first: {other:?}"),
+    }
+}
+
+#[tokio::test]
+async fn a_history_hands_a_returning_subscriber_what_it_missed_in_order_once() {
+    let bus = LocalBus::with_history(History::new(100, Duration::from_secs(60)));
+    // Published while nobody follows: kept all the same.
+    for n in 1..=5 {
+        bus.publish("news", Outbound::message(json!(n)));
+    }
+    let mut fresh = bus.subscribe("news", None, 16);
+    let first = ready(&mut fresh);
+    let latest = start_of(&first);
+    assert_eq!(latest.offset(), 5);
+    assert_eq!(
+        first.len(),
+        1,
+        "a fresh subscriber is owed nothing before now"
+    );
+
+    let since = Position::new(latest.epoch(), 2).unwrap();
+    let mut back = bus.subscribe("news", Some(&since), 16);
+    bus.publish("news", Outbound::message(json!(6)));
+    let out = ready(&mut back);
+    assert_eq!(start_of(&out), since);
+    assert_eq!(data_of(&out), [json!(3), json!(4), json!(5), json!(6)]);
+    let offsets: Vec<u64> = out
+        .iter()
+        .filter_map(|m| match m {
+            Outbound::Message { at: Some(at), .. } => Some(at.offset()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(offsets, [3, 4, 5, 6]);
+    // The fresh subscriber gets the new one live, with its position.
+    assert_eq!(
+        ready(&mut fresh),
+        [Outbound::Message {
+            data: json!(6),
+            at: Some(Position::new(latest.epoch(), 6).unwrap())
+        }]
+    );
+    // From the latest position: nothing missed, nothing repeated.
+    let now = Position::new(latest.epoch(), 6).unwrap();
+    let mut current = bus.subscribe("news", Some(&now), 16);
+    assert_eq!(ready(&mut current), [Outbound::Start { at: now }]);
+    // A push channel's messages (this instance's own) go to subscribers, not into the history.
+    bus.publish_here("news", Outbound::message(json!("here")));
+    assert_eq!(ready(&mut current), [Outbound::message(json!("here"))]);
+    let mut after = bus.subscribe("news", None, 16);
+    assert_eq!(start_of(&ready(&mut after)).offset(), 6);
+}
+
+#[tokio::test]
+async fn a_position_the_history_cannot_honour_is_a_gap_told() {
+    let bus = LocalBus::with_history(History::new(3, Duration::from_secs(60)));
+    for n in 1..=10 {
+        bus.publish("news", Outbound::message(json!(n)));
+    }
+    let latest = start_of(&ready(&mut bus.subscribe("news", None, 16)));
+    let epoch = latest.epoch().to_owned();
+    let gap = |since: Position| {
+        let mut stream = bus.subscribe("news", Some(&since), 16);
+        match ready(&mut stream).first() {
+            Some(Outbound::Close { code, reason }) => {
+                assert_eq!(*code, MISSED);
+                assert!(reason.starts_with(MISSED_REASON), "{reason}");
+                reason.clone()
+            }
+            other => panic!("{since}: not a gap: {other:?}"),
+        }
+    };
+    // Kept: 8, 9, 10. From 7 everything is there; from 6, 7 is gone.
+    let from_7 = ready(&mut bus.subscribe("news", Some(&Position::new(&epoch, 7).unwrap()), 16));
+    assert_eq!(data_of(&from_7), [json!(8), json!(9), json!(10)]);
+    assert!(gap(Position::new(&epoch, 6).unwrap()).contains("no longer holds"));
+    assert!(gap(Position::new(&epoch, 11).unwrap()).contains("past the topic's latest"));
+    assert!(gap(Position::new("another", 9).unwrap()).contains("begun again"));
+    // A bus without a history honours no position.
+    let plain = LocalBus::new();
+    let mut stream = plain.subscribe("news", Some(&latest), 16);
+    assert!(matches!(
+        ready(&mut stream).first(),
+        Some(Outbound::Close { code: MISSED, .. })
+    ));
+    // Positions read from a client are checked.
+    for bad in [
+        "",
+        "e",
+        ":1",
+        "e:",
+        "e:-1",
+        "e:+1",
+        "e:1x",
+        "é:1",
+        &format!("{}:1", "e".repeat(65)),
+    ] {
+        assert!(bad.parse::<Position>().is_err(), "{bad:?}");
+    }
+    assert_eq!(
+        "a-b_C:18446744073709551615"
+            .parse::<Position>()
+            .unwrap()
+            .offset(),
+        u64::MAX
+    );
+}
+
+#[tokio::test]
+async fn a_history_forgets_what_is_past_its_age_and_unused_topics_go() {
+    let bus = LocalBus::with_history(History::new(100, Duration::from_millis(50)));
+    bus.publish("old", Outbound::message(json!(1)));
+    let latest = start_of(&ready(&mut bus.subscribe("old", None, 16)));
+    tokio::time::sleep(Duration::from_millis(80)).await;
+    let since = Position::new(latest.epoch(), 0).unwrap();
+    let mut stream = bus.subscribe("old", Some(&since), 16);
+    assert!(matches!(
+        ready(&mut stream).first(),
+        Some(Outbound::Close { code: MISSED, .. })
+    ));
+    drop(stream);
+    // Topics nobody follows whose history aged out are swept as the bus is used.
+    for n in 0..2_000 {
+        bus.publish(&format!("topic-{n}"), Outbound::message(json!(n)));
+    }
+    let held = bus.held();
+    assert!(held <= 2_001, "{held}");
+    tokio::time::sleep(Duration::from_millis(80)).await;
+    for n in 0..2_100 {
+        bus.publish("busy", Outbound::message(json!(n)));
+    }
+    assert!(bus.held() < 10, "{} topics held", bus.held());
+    assert_eq!(bus.topics(), 0);
+}
+
+#[tokio::test]
+async fn a_member_that_comes_back_with_its_position_gets_what_it_missed() {
+    let log = Arc::new(Mutex::new(Vec::new()));
+    let channel = chat(log.clone());
+    let bus = LocalBus::with_history(History::new(500, Duration::from_secs(60)));
+    let hub = Hub::new(bus.clone());
+    let join = |user: &str, since: Option<Position>| {
+        let mut options = JoinOptions::default();
+        if let Some(since) = since {
+            options = options.since(since);
+        }
+        hub.join(
+            "chat",
+            &channel,
+            json!({ "room": "r", "user": user }),
+            options,
+        )
+    };
+    let mut ada = join("ada", None).await.unwrap();
+    let start = match recv(&mut ada).await {
+        Some(Outbound::Start { at }) => at,
+        other => panic!("{other:?}"),
+    };
+    assert_eq!(start.offset(), 0);
+    let bob = join("bob", None).await.unwrap();
+    bob.send(json!("one")).await.unwrap();
+    let at = match recv(&mut ada).await {
+        Some(Outbound::Message { at: Some(at), .. }) => at,
+        other => panic!("{other:?}"),
+    };
+    assert_eq!((at.epoch(), at.offset()), (start.epoch(), 1));
+    drop(ada);
+    // 200 messages while ada is away, published by a member and from outside.
+    for n in 0..200 {
+        if n % 2 == 0 {
+            bob.send(json!(n)).await.unwrap();
+        } else {
+            hub.publish(&Hub::channel_topic("chat", "{\"room\":\"r\"}"), json!(n));
+        }
+    }
+    let mut ada = join("ada", Some(at.clone())).await.unwrap();
+    assert_eq!(recv(&mut ada).await, Some(Outbound::Start { at }));
+    let mut got = Vec::new();
+    while got.len() < 200 {
+        match recv(&mut ada).await {
+            Some(Outbound::Message { data, .. }) => {
+                got.push(data.get("said").cloned().unwrap_or(data))
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+    assert_eq!(got, (0..200).map(|n| json!(n)).collect::<Vec<_>>());
+    // A position the history no longer holds refuses the join before `on_join` runs for it.
+    let joins_before = log.lock().unwrap().len();
+    let stale = Position::new("lost", 3).unwrap();
+    match join("ada", Some(stale)).await {
+        Err(JoinError::Missed(reason)) => assert!(reason.starts_with(MISSED_REASON), "{reason}"),
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(log.lock().unwrap().len(), joins_before);
+}
+
+#[tokio::test]
+async fn a_followed_topic_resumes_from_its_last_event_id_and_tells_a_gap_once() {
+    let hub = Hub::new(LocalBus::with_history(History::new(
+        3,
+        Duration::from_secs(60),
+    )));
+    let mut events = hub.follow("news", 16);
+    hub.publish("news", json!(1));
+    let first = events.next().await.unwrap().unwrap();
+    let id = first.id.clone().expect("an id with a history");
+    drop(events);
+    hub.publish("news", json!(2));
+    hub.publish("news", json!(3));
+    let mut resumed = hub.follow_from("news", Some(&id), 16);
+    let data: Vec<Value> = vec![
+        resumed.next().await.unwrap().unwrap().data,
+        resumed.next().await.unwrap().unwrap().data,
+    ];
+    assert_eq!(data, [json!(2), json!(3)]);
+    // Gone from the history (count 3): the stream begins from now, the gap told first.
+    for n in 4..=10 {
+        hub.publish("news", json!(n));
+    }
+    for (stale, latest) in [(id.as_str(), ":10"), ("not a position", ":11")] {
+        let mut late = hub.follow_from("news", Some(stale), 16);
+        let gap = late.next().await.unwrap().unwrap();
+        assert_eq!(gap.event.as_deref(), Some(GAP_EVENT));
+        assert!(
+            gap.data["reason"]
+                .as_str()
+                .unwrap()
+                .starts_with(MISSED_REASON),
+            "{gap:?}"
+        );
+        assert!(gap.id.as_deref().unwrap().ends_with(latest), "{gap:?}");
+        hub.publish("news", json!("live"));
+        assert_eq!(late.next().await.unwrap().unwrap().data, json!("live"));
+    }
 }

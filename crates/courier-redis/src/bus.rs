@@ -1,22 +1,21 @@
 //! [`RedisBus`]: the bus, its builder, its error and its figures.
 
 use crate::envelope::Envelope;
+use crate::history::Scripts;
 use crate::shared::{Publish, Shared};
+use crate::subscription::{self, Held};
 use crate::worker::{self, Inbox};
-use courier_live::{BusStream, Lagged, LocalBus, Outbound, TopicBus};
-use futures_util::Stream;
+use courier_live::{BusStream, History, LocalBus, Outbound, Position, TopicBus};
 use redis::aio::{ConnectionManager, ConnectionManagerConfig};
 use redis::{IntoConnectionInfo, ProtocolVersion};
 use std::collections::hash_map::RandomState;
 use std::collections::{HashMap, HashSet};
 use std::fmt;
 use std::hash::BuildHasher;
-use std::pin::Pin;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, Weak};
-use std::task::{Context, Poll};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
-use tokio::sync::mpsc;
+use tokio::sync::{mpsc, watch};
 
 /// A [`TopicBus`] on Redis pub/sub, for a hub shared by several instances of an app. See the
 /// [crate docs](crate) for what it promises. Cheap to clone: clones share one connection.
@@ -33,6 +32,7 @@ pub struct RedisBusBuilder {
     prefix: String,
     queue: usize,
     connect_timeout: Duration,
+    history: Option<History>,
 }
 
 impl RedisBusBuilder {
@@ -47,6 +47,15 @@ impl RedisBusBuilder {
     /// default 1,024. See the [crate docs](crate#bounds) for what happens past it.
     pub fn queue(mut self, messages: usize) -> Self {
         self.queue = messages.max(1);
+        self
+    }
+
+    /// Keeps `history` of each topic in Redis, so that a member that comes back (to any
+    /// instance) recovers what it missed: at most its count of messages a topic, none older
+    /// than its age. Off by default. See the [crate docs](crate#with-a-history) for what it
+    /// promises and what it costs in Redis.
+    pub fn history(mut self, history: History) -> Self {
+        self.history = Some(history);
         self
     }
 
@@ -113,8 +122,13 @@ impl RedisBusBuilder {
             wake,
             dropped: AtomicU64::new(0),
             gaps: AtomicU64::new(0),
+            recovered: AtomicU64::new(0),
             connected: AtomicBool::new(true),
             subscribed: AtomicUsize::new(0),
+            history: self.history.map(Scripts::new),
+            handed: Mutex::new(HashMap::new()),
+            ready: watch::Sender::new(0),
+            connection: connection.clone(),
         });
         let weak = Arc::downgrade(&shared);
         tokio::spawn(worker::publish_and_subscribe(
@@ -169,6 +183,7 @@ impl RedisBus {
             prefix: "courier:".to_owned(),
             queue: 1024,
             connect_timeout: Duration::from_secs(5),
+            history: None,
         }
     }
 
@@ -194,6 +209,7 @@ impl RedisBus {
             local_topics: shared.wanted().len(),
             dropped: shared.dropped.load(Ordering::Relaxed),
             gaps: shared.gaps.load(Ordering::Relaxed),
+            recovered: shared.recovered.load(Ordering::Relaxed),
             connected: shared.connected.load(Ordering::Relaxed),
         }
     }
@@ -212,19 +228,38 @@ impl fmt::Debug for RedisBus {
 impl TopicBus for RedisBus {
     fn publish(&self, topic: &str, message: Outbound) {
         let shared = &self.shared;
-        let payload = Envelope::message(&shared.instance, message.clone()).to_bytes();
-        shared.local.publish(topic, message);
-        let job = Publish {
-            topic: topic.to_owned(),
-            payload,
+        let job = match (&shared.history, message) {
+            // With a history, a message reaches every subscriber, this instance's too, from
+            // Redis, with the position Redis gives it.
+            (Some(_), Outbound::Message { data, .. }) => Publish {
+                topic: topic.to_owned(),
+                payload: Envelope::message(&shared.instance, Outbound::message(data)).to_bytes(),
+                record: true,
+            },
+            (_, message) => {
+                let payload = Envelope::message(&shared.instance, message.clone()).to_bytes();
+                shared.local.publish(topic, message);
+                Publish {
+                    topic: topic.to_owned(),
+                    payload,
+                    record: false,
+                }
+            }
         };
         if let Err(mpsc::error::TrySendError::Full(job)) = shared.publishes.try_send(job) {
             shared.dropped.fetch_add(1, Ordering::Relaxed);
             if shared.missed().insert(job.topic) {
-                tracing::warn!(
-                    topic,
-                    "redis bus: the publish queue is full; this topic's messages reach this instance only until it drains"
-                );
+                if job.record {
+                    tracing::warn!(
+                        topic,
+                        "redis bus: the publish queue is full; this topic's messages are lost until it drains, and its subscribers told"
+                    );
+                } else {
+                    tracing::warn!(
+                        topic,
+                        "redis bus: the publish queue is full; this topic's messages reach this instance only until it drains"
+                    );
+                }
             }
         }
     }
@@ -233,8 +268,15 @@ impl TopicBus for RedisBus {
         self.shared.local.publish(topic, message);
     }
 
-    fn subscribe(&self, topic: &str, buffer: usize) -> BusStream {
-        let stream = self.shared.local.subscribe(topic, buffer);
+    fn subscribe(&self, topic: &str, since: Option<&Position>, buffer: usize) -> BusStream {
+        // With a history, the local bus keeps none: it is the history in Redis that says
+        // where a subscription begins.
+        let local_since = if self.shared.history.is_some() {
+            None
+        } else {
+            since
+        };
+        let mut stream = self.shared.local.subscribe(topic, local_since, buffer);
         let first = {
             let mut wanted = self.shared.wanted();
             let count = wanted.entry(topic.to_owned()).or_insert(0);
@@ -244,51 +286,14 @@ impl TopicBus for RedisBus {
         if first {
             self.shared.wake();
         }
-        Box::pin(Held {
-            stream,
-            topic: topic.to_owned(),
-            shared: Arc::downgrade(&self.shared),
-        })
-    }
-}
-
-/// One local subscription; the topic's Redis subscription is dropped with its last.
-struct Held {
-    stream: BusStream,
-    topic: String,
-    shared: Weak<Shared>,
-}
-
-impl Stream for Held {
-    type Item = Result<Outbound, Lagged>;
-
-    fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
-        self.stream.as_mut().poll_next(cx)
-    }
-}
-
-impl Drop for Held {
-    fn drop(&mut self) {
-        let Some(shared) = self.shared.upgrade() else {
-            return;
-        };
-        let last = {
-            let mut wanted = shared.wanted();
-            match wanted.get_mut(&self.topic) {
-                Some(count) if *count > 1 => {
-                    *count -= 1;
-                    false
-                }
-                Some(_) => {
-                    wanted.remove(&self.topic);
-                    true
-                }
-                None => false,
-            }
-        };
-        if last {
-            shared.wake();
+        if self.shared.history.is_some() {
+            stream = subscription::recovering(&self.shared, topic, since.cloned(), stream);
         }
+        Box::pin(Held::new(stream, topic, &self.shared))
+    }
+
+    fn history(&self) -> Option<History> {
+        self.shared.history.as_ref().map(Scripts::history)
     }
 }
 
@@ -305,6 +310,10 @@ pub struct RedisStats {
     pub dropped: u64,
     /// Times a topic's local subscribers were told they may have missed messages.
     pub gaps: u64,
+    /// With a history: messages the channel skipped (lost by pub/sub, dropped from a full
+    /// queue, or sent while the connection was down) that were fetched from the history and
+    /// handed on in their place.
+    pub recovered: u64,
     /// Whether the connection to Redis is up, as far as the bus knows.
     pub connected: bool,
 }

@@ -2,6 +2,7 @@
 //! to this instance's subscribers. Both hold the bus weakly and end when it is dropped.
 
 use crate::envelope::Envelope;
+use crate::handed;
 use crate::shared::{Publish, Shared};
 use courier_live::TopicBus;
 use redis::aio::{AsyncPushSender, ConnectionManager, SendError};
@@ -66,36 +67,71 @@ pub(crate) async fn publish_and_subscribe(
     }
 }
 
-/// Sends `batch` as one pipeline; a topic whose message did not go out is marked for a gap.
+/// Sends `batch` in order, a round trip per run of messages of one kind (into the history, or
+/// only on the channel); a topic whose message did not go out is marked for a gap.
 async fn publish(connection: &mut ConnectionManager, shared: &Shared, batch: Vec<Publish>) {
-    let mut pipe = redis::pipe();
-    for job in &batch {
-        pipe.publish(shared.channel(&job.topic), &job.payload)
-            .ignore();
-    }
-    if let Err(e) = pipe.query_async::<()>(connection).await {
-        let mut missed = shared.missed();
-        for job in batch {
-            if missed.insert(job.topic) {
-                tracing::warn!(error = %e, "redis bus: publishing failed; the other instances' subscribers will be told of the gap");
+    let mut rest = &batch[..];
+    while let Some(first) = rest.first() {
+        let run = rest
+            .iter()
+            .take_while(|job| job.record == first.record)
+            .count();
+        let (jobs, after) = rest.split_at(run);
+        rest = after;
+        let sent = match (&shared.history, first.record) {
+            (Some(scripts), true) => {
+                let envelopes: Vec<(&str, &[u8])> = jobs
+                    .iter()
+                    .map(|job| (job.topic.as_str(), job.payload.as_slice()))
+                    .collect();
+                scripts.append(connection, &shared.prefix, &envelopes).await
+            }
+            _ => {
+                let mut pipe = redis::pipe();
+                for job in jobs {
+                    pipe.publish(shared.channel(&job.topic), &job.payload)
+                        .ignore();
+                }
+                pipe.query_async::<()>(connection).await
+            }
+        };
+        if let Err(e) = sent {
+            let mut missed = shared.missed();
+            for job in jobs {
+                if missed.insert(job.topic.clone()) {
+                    tracing::warn!(error = %e, "redis bus: publishing failed; the topic's subscribers will be told of the gap");
+                }
             }
         }
     }
 }
 
-/// Tells the other instances that the marked topics lost messages, before anything else goes
-/// out on them.
+/// Tells the other instances (with a history, every instance, through a gap entry of the
+/// topic's history) that the marked topics lost messages, before anything else goes out on
+/// them.
 async fn tell_gaps(connection: &mut ConnectionManager, shared: &Shared) {
     let topics: Vec<String> = shared.missed().drain().collect();
     if topics.is_empty() {
         return;
     }
     let gap = Envelope::gap(&shared.instance).to_bytes();
-    let mut pipe = redis::pipe();
-    for topic in &topics {
-        pipe.publish(shared.channel(topic), &gap).ignore();
-    }
-    if pipe.query_async::<()>(connection).await.is_err() {
+    let told = match &shared.history {
+        Some(scripts) => {
+            let envelopes: Vec<(&str, &[u8])> = topics
+                .iter()
+                .map(|topic| (topic.as_str(), gap.as_slice()))
+                .collect();
+            scripts.append(connection, &shared.prefix, &envelopes).await
+        }
+        None => {
+            let mut pipe = redis::pipe();
+            for topic in &topics {
+                pipe.publish(shared.channel(topic), &gap).ignore();
+            }
+            pipe.query_async::<()>(connection).await
+        }
+    };
+    if told.is_err() {
         shared.missed().extend(topics);
     }
 }
@@ -187,10 +223,11 @@ impl AsyncPushSender for Inbox {
 
 /// Hands what Redis sends to this instance's subscribers: other instances' messages (its own
 /// skipped), their gaps, and after a reconnection a gap on every topic it had to subscribe to
-/// again.
+/// again. With a history, every message with its position, its own included, in offset order,
+/// what was skipped fetched from the history first ([`handed`]).
 pub(crate) async fn hand_on(mut received: Received, bus: Weak<Shared>) {
-    // Topics that were subscribed when the connection dropped: their subscribers are told once
-    // Redis has them subscribed again.
+    // Without a history, topics that were subscribed when the connection dropped: their
+    // subscribers are told once Redis has them subscribed again.
     let mut reconnecting: HashSet<String> = HashSet::new();
     loop {
         let push = tokio::select! {
@@ -207,55 +244,67 @@ pub(crate) async fn hand_on(mut received: Received, bus: Weak<Shared>) {
             overflow.drain().collect()
         };
         for channel in overflowed {
-            if let Some(topic) = topic_of(&shared, &channel) {
-                shared.tell_gap(topic, "this instance fell behind the topic bus");
+            let Some(topic) = topic_of(&shared, &channel) else {
+                continue;
+            };
+            let last = shared.handed().get(topic).cloned();
+            match (&shared.history, last) {
+                (Some(scripts), Some(last)) => {
+                    handed::catch_up(&shared, scripts, topic, &last, None).await;
+                }
+                _ => shared.tell_gap(topic, "this instance fell behind the topic bus"),
             }
         }
-        match push.kind {
-            PushKind::Message => {
-                let (Some(channel), Some(payload)) = (bytes_at(&push, 0), bytes_at(&push, 1))
-                else {
+        let topic = bytes_at(&push, 0).and_then(|channel| topic_of(&shared, channel));
+        match (&push.kind, topic) {
+            (PushKind::Message, Some(topic)) => {
+                let Some(payload) = bytes_at(&push, 1) else {
                     continue;
                 };
-                let Some(topic) = topic_of(&shared, channel) else {
-                    continue;
-                };
-                match Envelope::read(payload) {
-                    Some(envelope) if envelope.from == shared.instance => {}
-                    Some(Envelope {
-                        message: Some(message),
-                        ..
-                    }) => shared.local.publish(topic, message),
-                    Some(_) => shared.tell_gap(topic, "another instance could not publish to it"),
-                    None => tracing::warn!(
+                match (Envelope::read(payload), &shared.history) {
+                    (Some(envelope), Some(scripts)) if envelope.at.is_some() => {
+                        handed::positioned(&shared, scripts, topic, envelope).await;
+                    }
+                    (Some(envelope), _) if envelope.from == shared.instance => {}
+                    (Some(envelope), _) => match envelope.into_message() {
+                        Some(message) => shared.local.publish(topic, message),
+                        None => shared.tell_gap(topic, "another instance could not publish to it"),
+                    },
+                    (None, _) => tracing::warn!(
                         topic,
                         "redis bus: a payload that is not courier's on its channel; ignored"
                     ),
                 }
             }
-            PushKind::Disconnection => {
+            (PushKind::Disconnection, _) => {
                 shared
                     .connected
                     .store(false, std::sync::atomic::Ordering::Relaxed);
-                reconnecting.extend(shared.wanted().keys().cloned());
+                if shared.history.is_none() {
+                    reconnecting.extend(shared.wanted().keys().cloned());
+                }
                 tracing::warn!("redis bus: the connection to Redis dropped; reconnecting");
                 shared.wake();
             }
-            PushKind::Subscribe => {
+            (PushKind::Subscribe, topic) => {
                 shared
                     .connected
                     .store(true, std::sync::atomic::Ordering::Relaxed);
-                let topic = bytes_at(&push, 0).and_then(|channel| topic_of(&shared, channel));
-                if let Some(topic) = topic {
-                    if reconnecting.remove(topic) {
-                        shared.tell_gap(topic, "the topic bus reconnected to Redis");
+                let Some(topic) = topic else {
+                    continue;
+                };
+                match &shared.history {
+                    Some(scripts) => handed::subscribed(&shared, scripts, topic).await,
+                    None => {
+                        if reconnecting.remove(topic) {
+                            shared.tell_gap(topic, "the topic bus reconnected to Redis");
+                        }
                     }
                 }
             }
-            PushKind::Unsubscribe => {
-                if let Some(topic) = bytes_at(&push, 0).and_then(|c| topic_of(&shared, c)) {
-                    reconnecting.remove(topic);
-                }
+            (PushKind::Unsubscribe, Some(topic)) => {
+                reconnecting.remove(topic);
+                handed::unsubscribed(&shared, topic);
             }
             _ => {}
         }

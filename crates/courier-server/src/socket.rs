@@ -10,7 +10,7 @@ use axum::extract::State;
 use axum::response::{IntoResponse, Response};
 use courier_core::wire::{self, FirstFrame as Hello, WireQuery};
 use courier_core::{ApiDef, ChannelSource, EndpointDef, ResolvedEndpoint};
-use courier_live::{Hub, JoinOptions, Outbound};
+use courier_live::{Hub, JoinError, JoinOptions, Outbound, Position, MISSED, MISSED_REASON};
 use futures_util::StreamExt;
 use serde_json::Value;
 use std::sync::Arc;
@@ -339,6 +339,8 @@ async fn proxy_socket(
 enum Out {
     /// A message for the browser.
     Message(Value),
+    /// A frame of courier's own for the browser, written as it is (a position).
+    Frame(String),
     /// Close the browser's socket with this code and reason: the channel is over.
     Close(u16, String),
     /// The far end is gone, with nothing to say.
@@ -378,6 +380,11 @@ async fn pump(
             out = far.next() => match out {
                 Out::Message(message) => {
                     if socket.send(Message::Text(message.to_string().into())).await.is_err() {
+                        break;
+                    }
+                }
+                Out::Frame(frame) => {
+                    if socket.send(Message::Text(frame.into())).await.is_err() {
                         break;
                     }
                 }
@@ -435,20 +442,35 @@ impl FarEnd for Remote<'_> {
 }
 
 /// A subscriber joined to the channel's hub: a first frame that is a hello is skipped; a
-/// message on a push-only channel closes with 1008; a handler's error is logged.
+/// message on a push-only channel closes with 1008; a handler's error is logged. A subscriber
+/// that keeps positions (its hello had `since`) is written where it begins and each message's
+/// position (`docs/PROTOCOL.md`, "Positions and recovery"); another, messages as they are.
 struct Implemented<'a> {
     member: &'a mut courier_live::Member,
     endpoint: &'a str,
     /// No frame has come yet.
     first: bool,
+    /// The subscriber keeps positions.
+    positions: bool,
 }
 
 impl FarEnd for Implemented<'_> {
     async fn next(&mut self) -> Out {
-        match self.member.recv().await {
-            Some(Outbound::Message { data }) => Out::Message(data),
-            Some(Outbound::Close { code, reason }) => Out::Close(code, reason),
-            None => Out::Gone,
+        loop {
+            return match self.member.recv().await {
+                Some(Outbound::Message { data, at }) => match at {
+                    Some(at) if self.positions => {
+                        Out::Frame(wire::positioned_frame(&at.to_string(), &data))
+                    }
+                    _ => Out::Message(data),
+                },
+                Some(Outbound::Start { at }) if self.positions => {
+                    Out::Frame(wire::at_frame(&at.to_string()))
+                }
+                Some(Outbound::Close { code, reason }) => Out::Close(code, reason),
+                Some(_) => continue,
+                None => Out::Gone,
+            };
         }
     }
 
@@ -547,8 +569,24 @@ async fn run_socket(
     if let Some(auth) = hello.auth {
         options = options.auth(auth);
     }
+    let positions = hello.since.is_some();
+    if let Some(Some(since)) = &hello.since {
+        match since.parse::<Position>() {
+            Ok(since) => options = options.since(since),
+            Err(_) => {
+                let shown: String = since.chars().take(64).collect();
+                let reason = format!("{MISSED_REASON}`{shown}` is not a position");
+                let _ = socket.send(close(MISSED, reason)).await;
+                return;
+            }
+        }
+    }
     let mut member = match hub.join(endpoint.path(), channel, variables, options).await {
         Ok(member) => member,
+        Err(JoinError::Missed(reason)) => {
+            let _ = socket.send(close(MISSED, reason)).await;
+            return;
+        }
         Err(e) => {
             let _ = socket.send(close(1008, e.to_string())).await;
             return;
@@ -573,6 +611,7 @@ async fn run_socket(
         member: &mut member,
         endpoint: endpoint.path(),
         first,
+        positions,
     };
     pump(&mut socket, &mut hub, &stop).await;
     if let Err(e) = member.leave().await {

@@ -1,11 +1,13 @@
 // The browser tests' harness: starts the fixture (a recording upstream, courier's proxy serving
 // the test pages and the package, and a page on a second origin; js/fixture) and Debian's
-// Chromium through playwright-core, and gives each test a fresh page.
+// Chromium through playwright-core, gives each test a fresh page, and stands a relay between a
+// page and the proxy for a test to cut the page's network.
 //
 // Environment: COURIER_FIXTURE (the fixture binary; default ../target/debug/courier-browser-fixture
 // from js/), CHROMIUM (default /usr/bin/chromium).
 
 import { spawn } from "node:child_process";
+import net from "node:net";
 import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
 import { chromium } from "playwright-core";
@@ -28,8 +30,8 @@ export const CHROMIUM_ARGS = [
 ];
 
 /**
- * Starts the fixture and Chromium. Returns `{ app, elsewhere, upstream, routes, page, recorded,
- * reset, close }`.
+ * Starts the fixture and Chromium. Returns `{ app, elsewhere, upstream, routes, boundary, chat,
+ * page, recorded, reset, close }`.
  */
 export async function start() {
   const child = spawn(fixturePath, [], { stdio: ["pipe", "pipe", "inherit"] });
@@ -95,4 +97,51 @@ export async function run(page, routes, body, arg = null) {
     },
     { source: body.toString(), routes, arg },
   );
+}
+
+/**
+ * The network between a page and `target` (an `http://host:port` origin): a TCP relay on a port
+ * of its own, `origin` its address. `cut()` drops every connection through it — a page's socket
+ * closes with 1006, as when a network goes away (Chromium's offline emulation leaves open
+ * sockets be) — and refuses new ones until `restore()`.
+ */
+export async function relay(target) {
+  const { hostname, port } = new URL(target);
+  const open = new Set();
+  let down = false;
+  const server = net.createServer((page) => {
+    if (down) {
+      page.destroy();
+      return;
+    }
+    const app = net.connect(Number(port), hostname);
+    const end = () => {
+      page.destroy();
+      app.destroy();
+      open.delete(page);
+      open.delete(app);
+    };
+    for (const socket of [page, app]) {
+      open.add(socket);
+      socket.on("error", end).on("close", end);
+    }
+    page.pipe(app);
+    app.pipe(page);
+  });
+  await new Promise((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const cut = () => {
+    down = true;
+    for (const socket of [...open]) socket.destroy();
+  };
+  return {
+    origin: `http://127.0.0.1:${server.address().port}`,
+    cut,
+    restore() {
+      down = false;
+    },
+    close() {
+      cut();
+      return new Promise((resolve) => server.close(resolve));
+    },
+  };
 }

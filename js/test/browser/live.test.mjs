@@ -3,11 +3,13 @@
 // room's hello frame carries auth and headers; heartbeats keep a socket without reconnecting;
 // close codes end a channel as the Rust client does; a channel refused for good (by the
 // upstream's handshake, or by the proxy itself) is told to the page as a close code 4400–4499
-// and never redialled, and one whose upstream keeps failing is redialled with growing waits.
+// and never redialled, and one whose upstream keeps failing is redialled with growing waits; a
+// page whose network dropped gets, on reconnecting, what its room said meanwhile, and one away
+// for longer than the room's history reaches joins afresh.
 
 import assert from "node:assert/strict";
 import { after, before, beforeEach, describe, test } from "node:test";
-import { run, start } from "./harness.mjs";
+import { relay, run, start } from "./harness.mjs";
 
 let fixture;
 before(async () => {
@@ -333,5 +335,176 @@ describe("channels refused or failing", () => {
     // 503 by default) makes it up to 3 handshakes each.
     const handshakes = calls(await fixture.recorded(), "/news/unavailable").length;
     assert.ok(handshakes >= opens.length, `${handshakes} handshakes for ${opens.length} sockets`);
+  });
+});
+
+describe("positions and recovery", () => {
+  /**
+   * Joins `page` to the chat's room `room` (the fixture's own, on a hub with a history) as
+   * `user`, its socket to the proxy at `ws`; what it hears and its states go to
+   * `window.member`. Resolves once it heard itself say it is here.
+   */
+  async function join(page, { user, room, ws }) {
+    await run(
+      page,
+      fixture.chat,
+      async ({ courier, routes, arg }) => {
+        const caller = courier.createProxyCaller(routes, {
+          proxyPath: { ws: arg.ws },
+          ws: { auth: { user: arg.user }, backoff: { initialMs: 100, maxMs: 400, factor: 2, jitter: false } },
+        });
+        const channel = caller.rooms.room(arg.room);
+        const member = { channel, heard: [], states: [] };
+        window.member = member;
+        channel.onState((state) => member.states.push({ state, position: channel.position }));
+        (async () => {
+          for await (const said of channel) member.heard.push(said);
+        })().catch((error) => (member.error = String(error)));
+        channel.send({ text: `${arg.user} is here` });
+      },
+      { user, room, ws },
+    );
+    await heard(page, `${user} is here`);
+  }
+
+  /** Waits until the member on `page` heard `text`. */
+  const heard = (page, text) =>
+    page.waitForFunction((text) => window.member.heard.some((said) => said.text === text), text, { timeout: 15_000 });
+
+  /** What the member on `page` heard, its states and position. */
+  const member = (page) =>
+    page.evaluate(() => ({
+      heard: window.member.heard,
+      states: window.member.states,
+      position: window.member.channel.position,
+      error: window.member.error,
+    }));
+
+  /** The frames of every socket `page` opens, in order: `[{ sent, received }]`, parsed. */
+  function sockets(page) {
+    const seen = [];
+    page.on("websocket", (socket) => {
+      const frames = { sent: [], received: [] };
+      seen.push(frames);
+      socket.on("framesent", (e) => frames.sent.push(JSON.parse(e.payload)));
+      socket.on("framereceived", (e) => frames.received.push(JSON.parse(e.payload)));
+    });
+    return seen;
+  }
+
+  /** A position as courier writes one: `EPOCH:OFFSET`. */
+  const POSITION = /^[A-Za-z0-9_-]{1,64}:[0-9]+$/;
+
+  test("a page whose network dropped gets, on reconnecting, all 20 messages said meanwhile, in order, once each", async () => {
+    const network = await relay(fixture.app);
+    try {
+      const ada = await fixture.page();
+      const bob = await fixture.page();
+      const adaSockets = sockets(ada);
+      await join(ada, { user: "ada", room: "recovery", ws: `${network.origin}/api/ws` });
+      await join(bob, { user: "bob", room: "recovery", ws: "/api/ws" });
+      await heard(ada, "bob is here");
+      const before = (await member(ada)).position;
+      assert.match(before, POSITION);
+
+      network.cut();
+      await ada.waitForFunction(() => window.member.channel.state === "reconnecting");
+      await bob.evaluate(() => {
+        for (let n = 1; n <= 20; n += 1) window.member.channel.send({ text: `while away ${n}` });
+      });
+      await heard(bob, "while away 20");
+      network.restore();
+      await heard(ada, "while away 20");
+      // Anything sent twice would have come by now.
+      await sleep(500);
+
+      const after = await member(ada);
+      assert.equal(after.error, undefined);
+      const said = after.heard.filter((m) => m.from !== "chat");
+      assert.deepEqual(
+        said.map((m) => m.text),
+        ["ada is here", "bob is here", ...Array.from({ length: 20 }, (_, i) => `while away ${i + 1}`)],
+      );
+      assert.ok(said.slice(2).every((m) => m.from === "bob"));
+      assert.match(after.position, POSITION);
+      assert.notEqual(after.position, before);
+      assert.ok(
+        after.states.some((s) => s.state === "reconnecting" && s.position === before),
+        `the position is kept through the drop: ${JSON.stringify(after.states)}`,
+      );
+
+      // The handshakes refused while the network was down sent nothing: two sockets spoke.
+      const spoke = adaSockets.filter((socket) => socket.sent.length > 0);
+      assert.equal(spoke.length, 2, `${adaSockets.length} sockets`);
+      assert.deepEqual(spoke[0].sent[0], { type: "courier.hello", since: null, auth: { user: "ada" } });
+      assert.deepEqual(spoke[1].sent[0], { type: "courier.hello", since: before, auth: { user: "ada" } });
+      assert.deepEqual(spoke[1].received[0], { type: "courier.at", at: before }, "the server starts from `since`");
+      const recovered = spoke[1].received.filter((frame) => frame.type === "courier.message");
+      assert.deepEqual(
+        recovered.map((frame) => frame.data.text),
+        Array.from({ length: 20 }, (_, i) => `while away ${i + 1}`),
+      );
+      assert.equal(recovered.at(-1).at, after.position);
+      await ada.evaluate(() => window.member.channel.close());
+      await bob.evaluate(() => window.member.channel.close());
+    } finally {
+      await network.close();
+    }
+  });
+
+  test("a page away while more was said than the history keeps: 1012 `messages were missed`, the position forgotten, joined afresh", async () => {
+    const network = await relay(fixture.app);
+    try {
+      const ada = await fixture.page();
+      const bob = await fixture.page();
+      const adaSockets = sockets(ada);
+      await join(ada, { user: "ada", room: "gap", ws: `${network.origin}/api/ws` });
+      await join(bob, { user: "bob", room: "gap", ws: "/api/ws" });
+      await heard(ada, "bob is here");
+      const before = (await member(ada)).position;
+      assert.match(before, POSITION);
+
+      network.cut();
+      await ada.waitForFunction(() => window.member.channel.state === "reconnecting");
+      // More than the fixture's history of 50 keeps.
+      await bob.evaluate(() => {
+        for (let n = 1; n <= 60; n += 1) window.member.channel.send({ text: `while away ${n}` });
+      });
+      await heard(bob, "while away 60");
+      network.restore();
+      // Joined afresh, the room's on_join welcomes it again; from then on it hears the room.
+      await ada.waitForFunction(() => window.member.heard.filter((m) => m.from === "chat").length >= 2, null, {
+        timeout: 15_000,
+      });
+      await bob.evaluate(() => window.member.channel.send({ text: "after the gap" }));
+      await heard(ada, "after the gap");
+
+      const after = await member(ada);
+      assert.equal(after.error, undefined);
+      assert.deepEqual(
+        after.heard.filter((m) => m.from !== "chat").map((m) => m.text),
+        ["ada is here", "bob is here", "after the gap"],
+        "what the history no longer held is not sent",
+      );
+      assert.ok(
+        after.states.some((s) => s.state === "reconnecting" && s.position === null),
+        `the position is forgotten at the 1012: ${JSON.stringify(after.states)}`,
+      );
+      assert.match(after.position, POSITION);
+      const spoke = adaSockets.filter((socket) => socket.sent.length > 0);
+      assert.deepEqual(
+        spoke.map((socket) => socket.sent[0].since),
+        [null, before, null],
+        "the first hello, the one the server could not honour, the fresh one",
+      );
+      assert.ok(
+        spoke[1].received.every((frame) => frame.type !== "courier.message"),
+        "nothing was sent to the hello it could not honour",
+      );
+      await ada.evaluate(() => window.member.channel.close());
+      await bob.evaluate(() => window.member.channel.close());
+    } finally {
+      await network.close();
+    }
   });
 });

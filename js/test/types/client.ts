@@ -126,6 +126,10 @@ export async function routesForm(): Promise<void> {
   const state: "connecting" | "open" | "reconnecting" | "closed" = ticks.state;
   void state;
   ticks.onState((s) => void s);
+  const position: string | null = ticks.position;
+  void position;
+  // @ts-expect-error the position is the server's to give, not the page's to set
+  ticks.position = "e:1";
   await ticks.opened;
   ticks.close();
   // @ts-expect-error the variables of a channel

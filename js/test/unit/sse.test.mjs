@@ -130,6 +130,30 @@ describe("resuming", () => {
     assert.equal(stream.lastEventId, "42");
   });
 
+  test("courier's gap event is not handed over: its id is the stream's last event id, and reading goes on", async (t) => {
+    const gap = (id) => `event: courier.gap\nid: ${id}\ndata: {"reason":"messages were missed: the history no longer holds e1:12"}\n\n`;
+    const { base, requests } = await serve(t, (req, res, index) => {
+      if (index === 0) writeThenDrop(res, 'retry: 10\n\nid: e1:12\ndata: "a"\n\n');
+      // The history lost e1:12: the stream goes on from the latest position, after the gap.
+      else if (index === 1) writeThenDrop(res, gap("e2:57"));
+      else {
+        res.writeHead(200, EVENTS);
+        res.end(`${gap("e3:3")}id: e3:4\ndata: "b"\n\n${END}`);
+      }
+    });
+    const stream = createProxyCaller(routes, { baseUrl: base }).users.events();
+    const events = await collect(stream);
+    assert.deepEqual(events, [
+      { data: "a", id: "e1:12" },
+      { data: "b", id: "e3:4" },
+    ]);
+    assert.deepEqual(
+      requests.map((r) => r.headers["last-event-id"]),
+      [undefined, "e1:12", "e2:57"],
+    );
+    assert.equal(stream.lastEventId, "e3:4");
+  });
+
   test("failed reconnections in a row double the wait", async (t) => {
     let droppedAt = 0;
     const { base, requests } = await serve(t, (req, res, index) => {

@@ -1,6 +1,7 @@
 // The wire as the Rust side writes it: `test/wire-vectors.json`, written by courier-core's `wire`
 // module (`cargo test -p courier-core wire` keeps it current). The browser package writes the
-// same calls and hello frames, reads the same refusals, and takes the same media types as JSON.
+// same calls and hello frames, reads the same positions and refusals, and takes the same media
+// types as JSON.
 
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
@@ -33,21 +34,70 @@ describe("calls: the query and body the Rust proxy caller writes", () => {
   }
 });
 
+/**
+ * What the browser writes for `hello`: the vector's frame when it says `since` (a client that
+ * keeps positions, as the browser does); else (a client that keeps none) that frame with
+ * `"since":null` after its `type`, which the browser's first connection always sends.
+ */
+function browserHello(hello) {
+  const frame = hello.frame === null ? { type: "courier.hello" } : JSON.parse(hello.frame);
+  if (Object.hasOwn(frame, "since")) return hello.frame;
+  const { type, ...rest } = frame;
+  return JSON.stringify({ type, since: null, ...rest });
+}
+
 describe("hello frames: the first frame the Rust channel client writes", () => {
   for (const hello of vectors.hellos) {
     test(hello.what, (t) => {
       const WebSocket = fakeWebSocket(t);
+      t.mock.timers.enable({ apis: ["setTimeout", "setInterval"] });
       const routes = { source: "demo", endpoints: { "chat.room": { transport: "ws", bidirectional: true } } };
       const caller = createProxyCaller(routes, {
         baseUrl: BASE,
         proxyPath: { ws: "/api/ws" },
         headers: hello.headers,
-        ws: { heartbeat: { intervalMs: 0 }, ...(hello.auth === null ? {} : { auth: hello.auth }) },
+        ws: {
+          heartbeat: { intervalMs: 0 },
+          backoff: { initialMs: 100, jitter: false },
+          ...(hello.auth === null ? {} : { auth: hello.auth }),
+        },
       });
+      const room = caller.chat.room("lobby");
+      const expected = browserHello(hello);
+      const since = JSON.parse(expected).since;
+      let socket = WebSocket.sockets[0];
+      socket.open();
+      if (since !== null) {
+        // A position is handed back on a reconnection: the server gives it, the socket drops.
+        assert.equal(JSON.parse(socket.sent[0]).since, null);
+        socket.receive(JSON.stringify({ type: "courier.at", at: since }));
+        socket.drop(1006);
+        t.mock.timers.tick(100);
+        socket = WebSocket.sockets[1];
+        socket.open();
+      }
+      assert.deepEqual(socket.sent, [expected]);
+      room.close();
+    });
+  }
+});
+
+describe("positions: the server's frames as the Rust channel client reads them", () => {
+  for (const vector of vectors.positions) {
+    test(vector.what, async (t) => {
+      const WebSocket = fakeWebSocket(t);
+      const routes = { source: "demo", endpoints: { "chat.room": { transport: "ws", bidirectional: true } } };
+      const caller = createProxyCaller(routes, { baseUrl: BASE, proxyPath: { ws: "/api/ws" }, ws: { heartbeat: { intervalMs: 0 } } });
       const room = caller.chat.room("lobby");
       const [socket] = WebSocket.sockets;
       socket.open();
-      assert.deepEqual(socket.sent, hello.frame === null ? [] : [hello.frame]);
+      socket.receive(vector.frame);
+      assert.equal(room.position, vector.at);
+      // What the frame hands on comes before this; a frame that hands nothing on leaves it first.
+      socket.receive('"next"');
+      const iterator = room[Symbol.asyncIterator]();
+      if (vector.message !== null) assert.deepEqual(await iterator.next(), { done: false, value: vector.message });
+      assert.deepEqual(await iterator.next(), { done: false, value: "next" });
       room.close();
     });
   }

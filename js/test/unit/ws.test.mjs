@@ -1,5 +1,6 @@
 // Channels against a fake WebSocket: the address and hello frame, the queue, close codes,
-// backoff and heartbeat (with mocked timers), and what arrives.
+// backoff and heartbeat (with mocked timers), what arrives, and the position a reconnection
+// hands back.
 
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
@@ -25,8 +26,11 @@ function setup(t, options = {}) {
 /** Reads the next message of a channel's iterator. */
 const next = (iterator) => iterator.next();
 
+/** The hello frame of a first connection with no auth and no default headers. */
+const HELLO = { type: "courier.hello", since: null };
+
 describe("connecting", () => {
-  test("the address: ws path resolved to ws(s), `_s,_g,_m,_v`, no `_h` without a hello", (t) => {
+  test("the address: ws path resolved to ws(s), `_s,_g,_m,_v`, and `_h=1` for the hello every connection sends", (t) => {
     const { WebSocket, caller } = setup(t);
     const room = caller.chat.room("lobby");
     const [socket] = WebSocket.sockets;
@@ -40,13 +44,14 @@ describe("connecting", () => {
         ["_g", "chat"],
         ["_m", "room"],
         ["_v", '"lobby"'],
+        ["_h", "1"],
       ],
     );
     assert.equal(socket.binaryType, "arraybuffer");
     assert.equal(room.state, "connecting");
     socket.open();
     assert.equal(room.state, "open");
-    assert.deepEqual(socket.sent, [], "no hello frame: nothing to say");
+    assert.deepEqual(socket.sent, ['{"type":"courier.hello","since":null}'], "no auth, no headers: the hello says only `since`");
     room.close();
   });
 
@@ -72,7 +77,7 @@ describe("connecting", () => {
     assert.deepEqual([...socket.url.searchParams.keys()], ["_s", "_g", "_m", "_v", "_h"]);
     socket.open();
     assert.deepEqual(socket.frames, [
-      { type: "courier.hello", auth: { token: "t1" }, headers: { "x-call": "1", "x-tenant": "acme" } },
+      { type: "courier.hello", since: null, auth: { token: "t1" }, headers: { "x-call": "1", "x-tenant": "acme" } },
       { text: "queued 1" },
       { text: "queued 2" },
     ]);
@@ -90,20 +95,23 @@ describe("connecting", () => {
     assert.equal(WebSocket.sockets.length, 0, "waits for the parameters");
     await flush();
     WebSocket.sockets[0].open();
-    assert.deepEqual(WebSocket.sockets[0].frames[0], { type: "courier.hello", auth: { token: "t1" } });
+    assert.deepEqual(WebSocket.sockets[0].frames[0], { type: "courier.hello", since: null, auth: { token: "t1" } });
     WebSocket.sockets[0].drop(1006);
     t.mock.timers.tick(100);
     await flush();
     WebSocket.sockets[1].open();
-    assert.deepEqual(WebSocket.sockets[1].frames[0], { type: "courier.hello", auth: { token: "t2" } });
+    assert.deepEqual(WebSocket.sockets[1].frames[0], { type: "courier.hello", since: null, auth: { token: "t2" } });
     assert.equal(WebSocket.sockets[1].url.searchParams.get("_h"), "1");
     room.close();
   });
 
-  test("an auth function giving undefined: no hello, no `_h`", (t) => {
+  test("an auth function giving undefined: a hello without `auth`, still announced", (t) => {
     const { WebSocket, caller } = setup(t, { ws: { auth: () => undefined } });
-    caller.chat.room("lobby").close();
-    assert.equal(WebSocket.sockets[0].url.searchParams.has("_h"), false);
+    const room = caller.chat.room("lobby");
+    assert.equal(WebSocket.sockets[0].url.searchParams.get("_h"), "1");
+    WebSocket.sockets[0].open();
+    assert.deepEqual(WebSocket.sockets[0].frames, [HELLO]);
+    room.close();
   });
 
   test("an auth function that throws ends the channel with ChannelError `auth`", async (t) => {
@@ -131,9 +139,9 @@ describe("sending", () => {
     assert.throws(() => bytes.send("y".repeat(10)), { kind: "queue-full" });
     bytes.send("é".repeat(2)); // 6 bytes
     WebSocket.sockets[0].open();
-    assert.deepEqual(WebSocket.sockets[0].frames, ["a", "b"]);
+    assert.deepEqual(WebSocket.sockets[0].frames, [HELLO, "a", "b"]);
     WebSocket.sockets[1].open();
-    assert.deepEqual(WebSocket.sockets[1].frames, ["x".repeat(20), "éé"]);
+    assert.deepEqual(WebSocket.sockets[1].frames, [HELLO, "x".repeat(20), "éé"]);
     room.close();
     bytes.close();
   });
@@ -480,13 +488,13 @@ describe("heartbeat", () => {
     const socket = WebSocket.sockets[0];
     socket.open();
     t.mock.timers.tick(999);
-    assert.deepEqual(socket.sent, []);
+    assert.deepEqual(socket.frames, [HELLO]);
     t.mock.timers.tick(1);
-    assert.deepEqual(socket.frames, [{ type: "courier.ping" }]);
+    assert.deepEqual(socket.frames, [HELLO, { type: "courier.ping" }]);
     // The pong arrives: alive.
     socket.receive('{"type":"courier.pong"}');
     t.mock.timers.tick(1000);
-    assert.equal(socket.frames.length, 2);
+    assert.equal(socket.frames.length, 3);
     // Anything at all proves life too.
     t.mock.timers.tick(200);
     socket.receive('"a message"');
@@ -494,7 +502,7 @@ describe("heartbeat", () => {
     assert.equal(socket.closedWith, undefined);
     // The next ping goes unanswered.
     t.mock.timers.tick(700);
-    assert.equal(socket.frames.length, 3);
+    assert.equal(socket.frames.length, 4);
     t.mock.timers.tick(299);
     assert.equal(socket.closedWith, undefined);
     t.mock.timers.tick(1);
@@ -564,5 +572,228 @@ describe("ending", () => {
     room.close();
     assert.deepEqual(heard, ["open"]);
     assert.equal(reported.mock.callCount(), 2);
+  });
+});
+
+describe("positions and recovery", () => {
+  /** A server's frame giving the channel position `at`. */
+  const at = (position) => JSON.stringify({ type: "courier.at", at: position });
+  /** A server's frame carrying a message published at `position`. */
+  const message = (position, data) => JSON.stringify({ type: "courier.message", at: position, data });
+
+  test("`courier.at` and `courier.message` set the position; only a message's `data` reaches the caller", async (t) => {
+    const { WebSocket, caller } = setup(t);
+    const room = caller.chat.room("lobby");
+    const socket = WebSocket.sockets[0];
+    assert.equal(room.position, null);
+    socket.open();
+    assert.deepEqual(socket.frames, [HELLO], "the first hello: `since: null`");
+    socket.receive(at("e1:0"));
+    assert.equal(room.position, "e1:0");
+    socket.receive(message("e1:1", { from: "ada", text: "one" }));
+    assert.equal(room.position, "e1:1", "set as it arrives, before it is read");
+    // A message the handler sent to this member alone has no position.
+    socket.receive('{"from":"chat","text":"welcome"}');
+    assert.equal(room.position, "e1:1");
+    socket.receive(message("e1:2", null));
+    socket.receive(new TextEncoder().encode(message("e1:3", ["binary"])).buffer);
+    assert.equal(room.position, "e1:3");
+    const iterator = room[Symbol.asyncIterator]();
+    assert.deepEqual(await next(iterator), { done: false, value: { from: "ada", text: "one" } });
+    assert.deepEqual(await next(iterator), { done: false, value: { from: "chat", text: "welcome" } });
+    assert.deepEqual(await next(iterator), { done: false, value: null }, "`data: null` is a message of null");
+    assert.deepEqual(await next(iterator), { done: false, value: ["binary"] });
+    const waiting = next(iterator);
+    socket.receive(at("e1:9"));
+    socket.receive('"after"');
+    assert.deepEqual(await waiting, { done: false, value: "after" }, "`courier.at` is never a message");
+    assert.equal(room.position, "e1:9");
+    room.close();
+  });
+
+  test("a reconnection's hello sends the last position given, with auth and headers", async (t) => {
+    const { WebSocket, caller } = setup(t, { headers: { "x-tenant": "acme" }, ws: { auth: { token: "t1" } } });
+    t.mock.timers.enable({ apis: ["setTimeout", "setInterval"] });
+    const room = caller.chat.room("lobby");
+    room.send({ text: "queued" });
+    WebSocket.sockets[0].open();
+    WebSocket.sockets[0].receive(at("e1:4"));
+    WebSocket.sockets[0].receive(message("e1:5", { from: "ada", text: "five" }));
+    WebSocket.sockets[0].drop(1006);
+    room.send({ text: "while away" });
+    t.mock.timers.tick(100);
+    const second = WebSocket.sockets[1];
+    assert.equal(second.url.searchParams.get("_h"), "1");
+    second.open();
+    assert.deepEqual(second.frames, [
+      { type: "courier.hello", since: "e1:5", auth: { token: "t1" }, headers: { "x-tenant": "acme" } },
+      { text: "while away" },
+    ]);
+    // The history sends what was published meanwhile, then the channel goes on from there.
+    second.receive(at("e1:5"));
+    second.receive(message("e1:6", { from: "bob", text: "six" }));
+    second.drop(1001);
+    t.mock.timers.tick(100);
+    WebSocket.sockets[2].open();
+    assert.equal(WebSocket.sockets[2].frames[0].since, "e1:6");
+    const iterator = room[Symbol.asyncIterator]();
+    assert.deepEqual(await next(iterator), { done: false, value: { from: "ada", text: "five" } });
+    assert.deepEqual(await next(iterator), { done: false, value: { from: "bob", text: "six" } });
+    room.close();
+  });
+
+  test("a position kept while unread: the messages stay in the inbox across the reconnection", async (t) => {
+    const { WebSocket, caller } = setup(t);
+    t.mock.timers.enable({ apis: ["setTimeout", "setInterval"] });
+    const room = caller.market.ticks("EURUSD");
+    WebSocket.sockets[0].open();
+    for (let n = 1; n <= 3; n++) WebSocket.sockets[0].receive(message(`e1:${n}`, n));
+    WebSocket.sockets[0].drop(1011);
+    t.mock.timers.tick(100);
+    WebSocket.sockets[1].open();
+    assert.equal(WebSocket.sockets[1].frames[0].since, "e1:3", "not asked again for what the inbox holds");
+    WebSocket.sockets[1].receive(message("e1:4", 4));
+    const seen = [];
+    for await (const value of room) {
+      seen.push(value);
+      if (value === 4) break;
+    }
+    assert.deepEqual(seen, [1, 2, 3, 4]);
+  });
+
+  for (const [code, reason] of [
+    [1001, ""],
+    [1005, ""],
+    [1006, ""],
+    [1011, "upstream failed"],
+    [1012, "the topic bus reconnected: messages may have been missed"],
+    [1012, "Messages were missed: not courier's spelling"],
+    [1013, "subscriber too slow: more than 256 messages buffered"],
+  ]) {
+    test(`a close with ${code} ${JSON.stringify(reason)} keeps the position`, (t) => {
+      const { WebSocket, caller } = setup(t);
+      t.mock.timers.enable({ apis: ["setTimeout", "setInterval"] });
+      const room = caller.chat.room("lobby");
+      WebSocket.sockets[0].open();
+      WebSocket.sockets[0].receive(message("e1:7", "seven"));
+      WebSocket.sockets[0].drop(code, reason);
+      assert.equal(room.position, "e1:7");
+      t.mock.timers.tick(100);
+      WebSocket.sockets[1].open();
+      assert.deepEqual(WebSocket.sockets[1].frames, [{ type: "courier.hello", since: "e1:7" }]);
+      room.close();
+    });
+  }
+
+  test("a heartbeat gone unanswered keeps the position", (t) => {
+    const { WebSocket, caller } = setup(t, { ws: { heartbeat: { intervalMs: 1000, timeoutMs: 300 } } });
+    t.mock.timers.enable({ apis: ["setTimeout", "setInterval"] });
+    const room = caller.chat.room("lobby");
+    WebSocket.sockets[0].open();
+    WebSocket.sockets[0].receive(at("e1:2"));
+    t.mock.timers.tick(1000);
+    t.mock.timers.tick(300);
+    assert.deepEqual(WebSocket.sockets[0].closedWith, { code: 1000, reason: "heartbeat unanswered" });
+    assert.equal(room.state, "reconnecting");
+    t.mock.timers.tick(100);
+    WebSocket.sockets[1].open();
+    assert.deepEqual(WebSocket.sockets[1].frames[0], { type: "courier.hello", since: "e1:2" });
+    room.close();
+  });
+
+  test("1012 `messages were missed: …` forgets the position and reconnects with backoff, `since: null`", async (t) => {
+    const { WebSocket, caller } = setup(t, { ws: { auth: { token: "t1" } } });
+    t.mock.timers.enable({ apis: ["setTimeout", "setInterval"] });
+    const room = caller.chat.room("lobby");
+    const seen = [];
+    room.onState((state) => seen.push({ state, position: room.position }));
+    WebSocket.sockets[0].open();
+    WebSocket.sockets[0].receive(at("e1:0"));
+    WebSocket.sockets[0].receive(message("e1:1", "one"));
+    WebSocket.sockets[0].drop(1006);
+    t.mock.timers.tick(100);
+    WebSocket.sockets[1].open();
+    assert.equal(WebSocket.sockets[1].frames[0].since, "e1:1");
+    // The server restarted: its history, and the epoch of e1:1, are gone.
+    WebSocket.sockets[1].drop(1012, "messages were missed: the history no longer holds e1:1");
+    assert.equal(room.position, null);
+    assert.deepEqual(seen.at(-1), { state: "reconnecting", position: null }, "forgotten before `onState` hears of it");
+    t.mock.timers.tick(199);
+    assert.equal(WebSocket.sockets.length, 2, "the backoff of any reconnection");
+    t.mock.timers.tick(1);
+    const third = WebSocket.sockets[2];
+    third.open();
+    assert.deepEqual(third.frames, [{ type: "courier.hello", since: null, auth: { token: "t1" } }]);
+    // The new history's position; the channel's on_join brings the page up to date.
+    third.receive(at("e2:0"));
+    third.receive('{"from":"chat","text":"here is what you missed"}');
+    assert.equal(room.position, "e2:0");
+    const iterator = room[Symbol.asyncIterator]();
+    assert.deepEqual(await next(iterator), { done: false, value: "one" });
+    assert.deepEqual(await next(iterator), { done: false, value: { from: "chat", text: "here is what you missed" } });
+    third.drop(1006);
+    t.mock.timers.tick(100);
+    assert.equal(WebSocket.sockets[3].url.searchParams.get("_h"), "1");
+    WebSocket.sockets[3].open();
+    assert.equal(WebSocket.sockets[3].frames[0].since, "e2:0");
+    room.close();
+  });
+
+  test("malformed `courier.at` and `courier.message` frames are plain messages, handed on whole; nothing throws", async (t) => {
+    const { WebSocket, caller } = setup(t);
+    const room = caller.chat.room("lobby");
+    const socket = WebSocket.sockets[0];
+    socket.open();
+    const malformed = [
+      { type: "courier.message", data: 1 },
+      { type: "courier.message", at: 5, data: 1 },
+      { type: "courier.message", at: null, data: 1 },
+      { type: "courier.message", at: "e1:1" },
+      { type: "courier.message", at: { epoch: "e1" }, data: 1 },
+      { type: "courier.at" },
+      { type: "courier.at", at: 3 },
+      { type: "courier.at", at: ["e1:3"] },
+      ["courier.message", "e1:1", 1],
+      "courier.at",
+      null,
+      { type: 7, at: "e1:1", data: 1 },
+      { at: "e1:1", data: 1 },
+    ];
+    for (const frame of malformed) assert.doesNotThrow(() => socket.receive(JSON.stringify(frame)));
+    socket.receive(new TextEncoder().encode('{"type":"courier.message","at":"e1:1"}'));
+    assert.equal(room.position, null, "none of them gave a position");
+    assert.equal(room.state, "open");
+    const iterator = room[Symbol.asyncIterator]();
+    for (const frame of malformed) assert.deepEqual(await next(iterator), { done: false, value: frame });
+    assert.deepEqual(await next(iterator), { done: false, value: { type: "courier.message", at: "e1:1" } });
+    socket.receive(message("e1:3", "good"));
+    assert.deepEqual(await next(iterator), { done: false, value: "good" });
+    assert.equal(room.position, "e1:3");
+    room.close();
+  });
+
+  test("a position alone is not a delivered message: a socket that gives one and closes with 1011 waits longer each time", (t) => {
+    const { WebSocket, caller } = setup(t);
+    t.mock.timers.enable({ apis: ["setTimeout", "setInterval"] });
+    const room = caller.chat.room("lobby");
+    const expectSocketAfter = (ms) => {
+      const count = WebSocket.sockets.length;
+      t.mock.timers.tick(ms - 1);
+      assert.equal(WebSocket.sockets.length, count, `not before ${ms} ms`);
+      t.mock.timers.tick(1);
+      assert.equal(WebSocket.sockets.length, count + 1, `after ${ms} ms`);
+    };
+    for (const wait of [100, 200, 400]) {
+      WebSocket.sockets.at(-1).open();
+      WebSocket.sockets.at(-1).receive(at("e1:0"));
+      WebSocket.sockets.at(-1).drop(1011);
+      expectSocketAfter(wait);
+    }
+    // A message with its position is delivered: the backoff starts over.
+    WebSocket.sockets.at(-1).open();
+    WebSocket.sockets.at(-1).receive(message("e1:1", "one"));
+    WebSocket.sockets.at(-1).drop(1011);
+    expectSocketAfter(100);
+    room.close();
   });
 });

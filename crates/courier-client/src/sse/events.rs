@@ -38,6 +38,16 @@ pub const MAX_RECONNECT: Duration = Duration::from_secs(30);
 /// a connection that ends as soon as it opens is not tried again in a tight loop.
 const MIN_BACKOFF: Duration = Duration::from_millis(100);
 
+/// A followed stream's gap (`courier.gap`, `{"reason": …}`) as its caller is told it: an
+/// [`Error::is_closed`] item with 1012, [`MISSED`](courier_live::MISSED), and the reason.
+fn gap(data: &str) -> Error {
+    let reason = serde_json::from_str::<serde_json::Value>(data)
+        .ok()
+        .and_then(|data| data.get("reason")?.as_str().map(str::to_owned))
+        .unwrap_or_else(|| format!("{}the stream could not resume", courier_live::MISSED_REASON));
+    Error::closed(courier_live::MISSED, reason)
+}
+
 /// The event a courier server ends a finite stream with: the stream is over, do not reconnect.
 /// It is never handed to the subscriber (docs/PROTOCOL.md).
 pub(crate) const END_EVENT: &str = "courier.end";
@@ -184,6 +194,12 @@ impl<R: DeserializeOwned> Stream for Events<R> {
                             return Poll::Ready(None);
                         }
                         this.delivered = true;
+                        if raw.event == courier_live::GAP_EVENT {
+                            // The server could not resume after our id: the stream goes on
+                            // from its latest, and the caller is told of the gap as a
+                            // channel's member is, 1012. The parser keeps the event's id.
+                            return Poll::Ready(Some(Err(gap(&raw.data))));
+                        }
                         if raw.event == "error" {
                             if let Some(failure) = failure(&raw.data) {
                                 return this.end(failure);

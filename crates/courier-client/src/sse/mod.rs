@@ -17,6 +17,7 @@
 //! | a response ends without having given an event | counts as a failed attempt (below), so a server that closes at once is not retried in a tight loop |
 //! | a reconnection fails on the network | waits twice as long each time (from at least 100 ms), up to [`MAX_RECONNECT`], and tries again |
 //! | a courier server's `event: courier.end` | the stream ends (the event is not handed over); a courier server ends every finite stream with it |
+//! | a courier server's `event: courier.gap` | one [`Error::is_closed`](crate::Error::is_closed) item, code 1012 and the event's reason: the server could not resume after the last event id (its history no longer holds it), and the stream goes on from its latest position, whose id it keeps (`docs/PROTOCOL.md`, "Positions and recovery") |
 //! | a reconnection is refused | one error item, then the end |
 //! | a courier server's `event: error` frame | one [`Error::is_closed`](crate::Error::is_closed) item (code 1011, the server's code and message as reason), then the end |
 //! | the call's or the source's `signal` is cancelled | one [`Error::is_cancelled`](crate::Error::is_cancelled) item, then the end |

@@ -179,3 +179,30 @@ async fn the_servers_end_event_ends_the_stream_and_is_not_handed_over() {
     assert_eq!(events, [1], "nothing after the end, and no reconnection");
     assert_eq!(asked.lock().unwrap().len(), 1);
 }
+
+#[tokio::test(start_paused = true)]
+async fn a_gap_is_told_as_a_1012_item_and_the_stream_goes_on_from_its_id() {
+    let (connect, asked) = connections(vec![
+        Answer::Drops(
+            "event: courier.gap\nid: e:9\ndata: {\"reason\":\"messages were missed: the history no longer holds e:3\"}\n\nid: e:10\ndata: 10\n\n",
+        ),
+        Answer::Drops("id: e:11\ndata: 11\n\nevent: courier.end\ndata: {}\n\n"),
+    ]);
+    let mut events = Events::<u32>::over(connect);
+    let gap = events.next().await.unwrap().unwrap_err();
+    assert!(gap.is_closed(), "{gap}");
+    assert_eq!(gap.close().map(|c| c.code), Some(1012));
+    assert!(gap.to_string().contains("no longer holds e:3"), "{gap}");
+    let rest: Vec<u32> = events
+        .map(|event| event.expect("an event").data)
+        .collect()
+        .await;
+    assert_eq!(rest, [10, 11]);
+    let asked = asked.lock().unwrap();
+    assert_eq!(asked.len(), 2);
+    assert_eq!(
+        asked[1].0.as_deref(),
+        Some("e:10"),
+        "resumed after the last event"
+    );
+}

@@ -1,6 +1,7 @@
 //! One connection attempt: the opening handshake through the endpoint's layer stack, upgraded
 //! to a WebSocket, with the hello frame.
 
+use super::position::Kept;
 use super::socket::{stall, Socket};
 use crate::error::Error;
 use crate::opener::Opener;
@@ -40,11 +41,13 @@ pub(super) struct Dialer {
     pub(super) variables: Value,
     pub(super) options: Option<CallOptions>,
     pub(super) ws: WsOptions,
+    /// The channel's position, when the client keeps one (a proxy caller's).
+    pub(super) kept: Option<Arc<Kept>>,
 }
 
 impl Dialer {
-    /// The hello frame opening the next connection, its parameters computed afresh; `None`
-    /// without `WsOptions::auth`.
+    /// The hello frame opening the next connection, its parameters computed afresh, with the
+    /// position kept; `None` with nothing to say.
     pub(super) async fn hello(&self) -> Result<Option<Message>, Error> {
         let params = match &self.ws.auth {
             Some(auth) => auth
@@ -61,8 +64,14 @@ impl Dialer {
             .flatten()
             .filter_map(|(name, value)| Some((name.to_string(), Value::from(value.to_str().ok()?))))
             .collect();
-        // Nothing to authenticate with and no headers: no hello frame.
-        Ok(courier_core::wire::hello_frame(params.as_ref(), &headers).map(Message::text))
+        let since = self.kept.as_ref().map(|kept| kept.get());
+        // Nothing to authenticate with, no headers and no position kept: no hello frame.
+        let hello = courier_core::wire::hello_frame(
+            since.as_ref().map(Option::as_deref),
+            params.as_ref(),
+            &headers,
+        );
+        Ok(hello.map(Message::text))
     }
 
     /// The hello frame, then a connection: what `connect` awaits.

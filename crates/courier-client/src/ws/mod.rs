@@ -88,6 +88,7 @@
 mod connection;
 mod dial;
 mod open;
+mod position;
 mod socket;
 mod task;
 #[cfg(test)]

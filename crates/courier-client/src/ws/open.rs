@@ -212,12 +212,16 @@ async fn first_connection<R, S>(
         tokio::spawn(run_local(member, shared, incoming, state, stop));
         return Ok(connection);
     }
+    // A proxy caller speaks courier's wire, whose channels give positions to a client that
+    // keeps them; a socket of another server's is written nothing it did not ask for.
+    let kept = opener.hello_headers().is_some().then(Arc::default);
     let dialer = Dialer {
         opener,
         endpoint,
         variables,
         options,
         ws,
+        kept,
     };
     let socket = dialer.first().await?;
     tokio::spawn(run(dialer, socket, shared, incoming, state, stop));

@@ -3,6 +3,7 @@
 
 use super::connection::{ConnectionState, Incoming, Shared};
 use super::dial::Dialer;
+use super::position::Kept;
 use super::socket::{close, write, Ended, Frames, Socket};
 use crate::error::Error;
 use courier_core::CancellationToken;
@@ -46,6 +47,7 @@ pub(super) async fn run(
         let mut delivered = false;
         let ended = session(
             &dialer.ws,
+            dialer.kept.as_deref(),
             &mut socket,
             &shared,
             &incoming,
@@ -184,9 +186,10 @@ pub(super) async fn deliver(
 }
 
 /// Reads and writes one socket until it ends; `delivered` is set once a message reached the
-/// connection.
+/// connection. With `kept`, the server's positions are kept there and not handed on.
 pub(super) async fn session(
     ws: &WsOptions,
+    kept: Option<&Kept>,
     socket: &mut impl Frames,
     shared: &Shared,
     incoming: &mpsc::Sender<Incoming>,
@@ -236,7 +239,17 @@ pub(super) async fn session(
                         tracing::debug!(error = %e, "channel socket failed; reconnecting");
                         return Ended::Dropped;
                     }
-                    Some(Ok(Message::Text(text))) => Incoming::Message(text.as_str().to_owned()),
+                    Some(Ok(Message::Text(text))) => {
+                        let text = text.as_str().to_owned();
+                        let text = match kept {
+                            Some(kept) => kept.read(text),
+                            None => Some(text),
+                        };
+                        match text {
+                            Some(text) => Incoming::Message(text),
+                            None => continue,
+                        }
+                    }
                     Some(Ok(Message::Binary(bytes))) => match String::from_utf8(bytes.into()) {
                         Ok(text) => Incoming::Message(text),
                         Err(e) => Incoming::Failed(Error::decode(StatusCode::SWITCHING_PROTOCOLS, e)),
@@ -245,6 +258,9 @@ pub(super) async fn session(
                         // Sends the answer tungstenite queued.
                         close(socket, None, ws).await;
                         let (code, reason) = frame.map_or((1005, String::new()), |f| (u16::from(f.code), f.reason.as_str().to_owned()));
+                        if let Some(kept) = kept {
+                            kept.closed(code, &reason);
+                        }
                         if reconnects(code) {
                             tracing::debug!(code, %reason, "channel closed by the server; reconnecting");
                             return Ended::Dropped;
@@ -311,7 +327,7 @@ pub(super) async fn run_local(
             () = stop.cancelled() => break,
             () = shared.queued.notified() => {}
             out = member.recv() => match out {
-                Some(Outbound::Message { data }) => {
+                Some(Outbound::Message { data, .. }) => {
                     if !deliver(&incoming, Incoming::Message(data.to_string()), &stop).await {
                         break;
                     }
@@ -322,6 +338,8 @@ pub(super) async fn run_local(
                     }
                     break;
                 }
+                // Where the subscription begins: an in-process member never reconnects.
+                Some(_) => {}
                 None => break,
             },
         }

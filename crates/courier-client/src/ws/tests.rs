@@ -169,7 +169,16 @@ async fn an_unanswered_heartbeat_drops_the_connection_after_its_timeout() {
     let stop = CancellationToken::new();
 
     let started = Instant::now();
-    let ended = session(&ws, &mut client, &shared, &incoming, &stop, &mut false).await;
+    let ended = session(
+        &ws,
+        None,
+        &mut client,
+        &shared,
+        &incoming,
+        &stop,
+        &mut false,
+    )
+    .await;
 
     assert!(matches!(ended, Ended::Dropped), "a reconnection follows");
     // A ping at 1 s, unanswered by 1.5 s.
@@ -200,7 +209,16 @@ async fn an_answered_heartbeat_keeps_the_connection() {
         stopping.cancel();
     });
 
-    let ended = session(&ws, &mut client, &shared, &incoming, &stop, &mut false).await;
+    let ended = session(
+        &ws,
+        None,
+        &mut client,
+        &shared,
+        &incoming,
+        &stop,
+        &mut false,
+    )
+    .await;
 
     assert!(
         matches!(ended, Ended::Over(None)),
@@ -233,7 +251,16 @@ async fn queued_messages_are_written_in_order_then_the_stop_closes_normally() {
         stopping.cancel();
     });
 
-    let ended = session(&ws, &mut client, &shared, &incoming, &stop, &mut false).await;
+    let ended = session(
+        &ws,
+        None,
+        &mut client,
+        &shared,
+        &incoming,
+        &stop,
+        &mut false,
+    )
+    .await;
 
     assert!(matches!(ended, Ended::Over(None)));
     assert!(shared.front().is_none(), "every message left the queue");

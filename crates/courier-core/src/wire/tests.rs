@@ -144,8 +144,8 @@ fn a_timeout_is_whole_milliseconds_rounded_up() {
 fn a_hello_is_written_in_order_and_read_back() {
     let auth = json!({"token": "t"}).as_object().unwrap().clone();
     let headers = json!({"x-tenant": "acme"}).as_object().unwrap().clone();
-    assert_eq!(hello_frame(None, &Map::new()), None);
-    let frame = hello_frame(Some(&auth), &headers).unwrap();
+    assert_eq!(hello_frame(None, None, &Map::new()), None);
+    let frame = hello_frame(None, Some(&auth), &headers).unwrap();
     assert_eq!(
         frame,
         r#"{"type":"courier.hello","auth":{"token":"t"},"headers":{"x-tenant":"acme"}}"#
@@ -153,9 +153,55 @@ fn a_hello_is_written_in_order_and_read_back() {
     let read = first_frame(&frame).unwrap();
     assert_eq!((read.auth, read.headers), (Some(auth), Some(headers)));
     assert_eq!(
-        hello_frame(None, &json!({"a": "1"}).as_object().unwrap().clone()).unwrap(),
+        hello_frame(None, None, &json!({"a": "1"}).as_object().unwrap().clone()).unwrap(),
         r#"{"type":"courier.hello","headers":{"a":"1"}}"#
     );
+}
+
+#[test]
+fn a_hello_says_whether_and_from_where_the_client_keeps_positions() {
+    let fresh = hello_frame(Some(None), None, &Map::new()).unwrap();
+    assert_eq!(fresh, r#"{"type":"courier.hello","since":null}"#);
+    assert_eq!(first_frame(&fresh).unwrap().since, Some(None));
+    let back = hello_frame(Some(Some("e1:7")), None, &Map::new()).unwrap();
+    assert_eq!(back, r#"{"type":"courier.hello","since":"e1:7"}"#);
+    assert_eq!(
+        first_frame(&back).unwrap().since,
+        Some(Some("e1:7".to_owned()))
+    );
+    // Anything but null or a string is kept as its text, which is then no position.
+    let odd = first_frame(r#"{"type":"courier.hello","since":{"a":1}}"#).unwrap();
+    assert_eq!(odd.since, Some(Some(r#"{"a":1}"#.to_owned())));
+    assert_eq!(
+        first_frame(r#"{"type":"courier.hello"}"#).unwrap().since,
+        None
+    );
+}
+
+#[test]
+fn positioned_frames_are_read_back_and_anything_else_is_a_message() {
+    assert_eq!(at_frame("e1:0"), r#"{"type":"courier.at","at":"e1:0"}"#);
+    let frame = positioned_frame("e1:3", &json!({"text": "hi"}));
+    assert_eq!(
+        frame,
+        r#"{"type":"courier.message","at":"e1:3","data":{"text":"hi"}}"#
+    );
+    let read = |text: &str| server_frame(serde_json::from_str(text).unwrap());
+    assert_eq!(
+        read(&frame),
+        ServerFrame::Message(json!({"text": "hi"}), Some("e1:3".into()))
+    );
+    assert_eq!(read(&at_frame("e1:0")), ServerFrame::At("e1:0".into()));
+    for plain in [
+        r#"{"type":"courier.message","at":3,"data":1}"#,
+        r#"{"type":"courier.message","at":"e1:3"}"#,
+        r#"{"type":"courier.at"}"#,
+        r#"{"text":"hi"}"#,
+        r#"[1,2]"#,
+    ] {
+        let value: serde_json::Value = serde_json::from_str(plain).unwrap();
+        assert_eq!(read(plain), ServerFrame::Message(value, None), "{plain}");
+    }
 }
 
 #[test]
@@ -166,6 +212,7 @@ fn a_hello_gives_its_objects_and_a_message_is_kept() {
         Ok(FirstFrame {
             auth: Some(json!({"t": 1}).as_object().unwrap().clone()),
             headers: None,
+            since: None,
             pending: None,
         })
     );

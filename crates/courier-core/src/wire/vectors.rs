@@ -4,8 +4,9 @@
 //! [`json()`](json()).
 
 use super::{
-    call_body, error_body, hello_frame, is_json_media_type, refusal_close, timeout_millis,
-    variables_json, CallAddress, PING, PONG, TIMEOUT, VARIABLES,
+    at_frame, call_body, error_body, hello_frame, is_json_media_type, positioned_frame,
+    refusal_close, server_frame, timeout_millis, variables_json, CallAddress, ServerFrame, PING,
+    PONG, TIMEOUT, VARIABLES,
 };
 use serde_json::{json, Map, Value};
 use std::time::Duration;
@@ -108,29 +109,94 @@ fn hellos() -> Vec<Value> {
         _ => unreachable!("an object"),
     };
     type Object = Map<String, Value>;
-    let cases: [(&str, Option<Object>, Object); 4] = [
-        ("nothing to say: no hello", None, Map::new()),
-        ("auth only", Some(map(json!({"token": "t-1"}))), Map::new()),
+    /// What a hello says: the case, `since`, `auth` and `headers`.
+    type Case<'a> = (&'a str, Option<Option<&'a str>>, Option<Object>, Object);
+    let cases: [Case<'_>; 7] = [
+        ("nothing to say: no hello", None, None, Map::new()),
+        (
+            "auth only",
+            None,
+            Some(map(json!({"token": "t-1"}))),
+            Map::new(),
+        ),
         (
             "headers only",
+            None,
             None,
             map(json!({"x-tenant": "acme", "x-trace": "t"})),
         ),
         (
             "auth and headers",
+            None,
             Some(map(json!({"token": "t-1", "user": 7}))),
+            map(json!({"x-tenant": "acme"})),
+        ),
+        ("keeps positions, none yet", Some(None), None, Map::new()),
+        (
+            "comes back from a position",
+            Some(Some("3f9a0c1d2b4e5f60:41")),
+            None,
+            Map::new(),
+        ),
+        (
+            "a position, auth and headers",
+            Some(Some("3f9a0c1d2b4e5f60:41")),
+            Some(map(json!({"token": "t-1"}))),
             map(json!({"x-tenant": "acme"})),
         ),
     ];
     cases
         .into_iter()
-        .map(|(what, auth, headers)| {
+        .map(|(what, since, auth, headers)| {
             json!({
                 "what": what,
+                "since": since,
                 "auth": auth,
                 "headers": headers,
-                "frame": hello_frame(auth.as_ref(), &headers),
+                "frame": hello_frame(since, auth.as_ref(), &headers),
             })
+        })
+        .collect()
+}
+
+/// A server's frames as a client that keeps positions reads them: the position it then keeps
+/// (`at`, `null` for none) and the message it hands on (`message`, `null` for none).
+fn positions() -> Vec<Value> {
+    let frames = [
+        (
+            "where the subscription begins",
+            at_frame("3f9a0c1d2b4e5f60:41"),
+        ),
+        (
+            "a message with its position",
+            positioned_frame("3f9a0c1d2b4e5f60:42", &json!({"from": "ada", "text": "hi"})),
+        ),
+        (
+            "a plain message",
+            r#"{"from":"ada","text":"hi"}"#.to_owned(),
+        ),
+        (
+            "a position that is not a string",
+            r#"{"type":"courier.message","at":42,"data":1}"#.to_owned(),
+        ),
+        (
+            "a positioned message without data",
+            r#"{"type":"courier.message","at":"e:1"}"#.to_owned(),
+        ),
+        (
+            "a message of courier's type namespace",
+            r#"{"type":"courier.other","at":"e:1"}"#.to_owned(),
+        ),
+    ];
+    frames
+        .into_iter()
+        .map(|(what, frame)| {
+            let value: Value = serde_json::from_str(&frame).unwrap_or(Value::Null);
+            let (at, message) = match server_frame(value) {
+                ServerFrame::At(at) => (Some(at), None),
+                ServerFrame::Message(message, at) => (at, Some(message)),
+            };
+            json!({ "what": what, "frame": frame, "at": at, "message": message })
         })
         .collect()
 }
@@ -196,6 +262,7 @@ pub(super) fn json() -> String {
         "about": "the proxy's wire as courier-core's `wire` module writes it (crates/courier-core/src/wire/vectors.rs); `cargo test -p courier-core wire` checks this file, and writes it with COURIER_WRITE_VECTORS=1",
         "calls": calls,
         "hellos": hellos(),
+        "positions": positions(),
         "ping": PING,
         "pong": PONG,
         "refusals": refusals,
