@@ -641,6 +641,16 @@ fn a_zero_timeout_in_the_file_is_a_configuration_error() {
 
 /// A file serving one room, its subscribers sharing a topic by `id`, on the bus `redis`.
 fn room_config(dir: &std::path::Path, redis: &str) -> std::path::PathBuf {
+    room_config_with(dir, redis, "")
+}
+
+/// [`room_config`], with `more` keys in `[bus]` (and no Redis when `redis` is empty).
+fn room_config_with(dir: &std::path::Path, redis: &str, more: &str) -> std::path::PathBuf {
+    let redis = if redis.is_empty() {
+        String::new()
+    } else {
+        format!("redis = \"{redis}\"")
+    };
     let config = dir.join("courier.toml");
     std::fs::write(
         &config,
@@ -650,7 +660,8 @@ fn room_config(dir: &std::path::Path, redis: &str) -> std::path::PathBuf {
 ws = "/api/ws"
 
 [bus]
-redis = "{redis}"
+{redis}
+{more}
 
 [sources.chat.groups.rooms]
 expose = true
@@ -669,6 +680,11 @@ type Socket = tokio_tungstenite::WebSocketStream<tokio::net::TcpStream>;
 
 /// A subscriber of room `id` at the proxy at `addr`.
 async fn join_room(addr: &str, id: &str, user: &str) -> Socket {
+    join_room_from(addr, id, user, None).await
+}
+
+/// [`join_room`] for a subscriber that keeps positions: its hello frame's `since`.
+async fn join_room_from(addr: &str, id: &str, user: &str, since: Option<Value>) -> Socket {
     let variables = format!(r#"{{"id":"{id}","user":"{user}"}}"#);
     let encoded: String = variables
         .bytes()
@@ -677,10 +693,115 @@ async fn join_room(addr: &str, id: &str, user: &str) -> Socket {
             _ => format!("%{b:02X}"),
         })
         .collect();
-    let url = format!("ws://{addr}/api/ws?_s=chat&_g=rooms&_m=room&_v={encoded}");
+    let hello = if since.is_some() { "&_h=1" } else { "" };
+    let url = format!("ws://{addr}/api/ws?_s=chat&_g=rooms&_m=room&_v={encoded}{hello}");
     let tcp = tokio::net::TcpStream::connect(addr).await.unwrap();
-    let (socket, _) = tokio_tungstenite::client_async(url, tcp).await.unwrap();
+    let (mut socket, _) = tokio_tungstenite::client_async(url, tcp).await.unwrap();
+    if let Some(since) = since {
+        use futures_util::SinkExt;
+        let hello = json!({ "type": "courier.hello", "since": since }).to_string();
+        socket
+            .send(tokio_tungstenite::tungstenite::Message::text(hello))
+            .await
+            .unwrap();
+    }
     socket
+}
+
+/// Reads until the socket's close frame: its code and reason.
+async fn close_of(socket: &mut Socket) -> (u16, String) {
+    use futures_util::StreamExt;
+    use tokio_tungstenite::tungstenite::Message;
+    let read = async {
+        while let Some(message) = socket.next().await {
+            if let Ok(Message::Close(Some(frame))) = message {
+                return (u16::from(frame.code), frame.reason.as_str().to_owned());
+            }
+        }
+        panic!("no close frame")
+    };
+    tokio::time::timeout(Duration::from_secs(20), read)
+        .await
+        .expect("closed within 20 s")
+}
+
+/// Waits until both processes hold the room's subscription on Redis.
+async fn both_subscribed(redis: &courier_test_support::redis::RedisServer, id: &str) {
+    let channel = format!("courier:rooms.room\u{1f}{{\"id\":\"{id}\"}}");
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while redis.subscribers(&channel) < 2 {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "not subscribed within 10 s"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+#[tokio::test]
+async fn a_member_dropped_for_two_seconds_gets_all_200_messages_sent_on_another_process() {
+    use futures_util::SinkExt;
+    use tokio_tungstenite::tungstenite::Message;
+    let mut redis = courier_test_support::redis::RedisServer::start();
+    let dir = tempfile::tempdir().unwrap();
+    let config = room_config_with(dir.path(), &redis.url(), "history = 1000");
+    let (_first, first) = spawn_serve(&config, &[]).await;
+    let (_second, second) = spawn_serve(&config, &[]).await;
+
+    let mut ada = join_room_from(&first, "lobby", "ada", Some(Value::Null)).await;
+    let at = next_message(&mut ada).await;
+    assert_eq!(at["type"], "courier.at", "{at}");
+    let mut bob = join_room(&second, "lobby", "bob").await;
+    both_subscribed(&redis, "lobby").await;
+    bob.send(Message::text(r#""before""#)).await.unwrap();
+    let before = next_message(&mut ada).await;
+    assert_eq!(
+        (&before["type"], &before["data"]),
+        (&json!("courier.message"), &json!("before"))
+    );
+    let last = before["at"].clone();
+    assert_eq!(next_message(&mut bob).await, json!("before"));
+
+    // ada's socket drops; bob says 200 things over the next 2 s, on the other process.
+    drop(ada);
+    let away = std::time::Instant::now();
+    for n in 0..200 {
+        bob.send(Message::text(n.to_string())).await.unwrap();
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    for n in 0..200 {
+        assert_eq!(next_message(&mut bob).await, json!(n));
+    }
+    assert!(away.elapsed() >= Duration::from_secs(2));
+    let mut ada = join_room_from(&first, "lobby", "ada", Some(last.clone())).await;
+    assert_eq!(
+        next_message(&mut ada).await,
+        json!({ "type": "courier.at", "at": last })
+    );
+    let mut at = String::new();
+    for n in 0..200 {
+        let message = next_message(&mut ada).await;
+        assert_eq!(message["data"], json!(n), "{message}");
+        at = message["at"].as_str().unwrap().to_owned();
+    }
+    bob.send(Message::text(r#""after""#)).await.unwrap();
+    let after = next_message(&mut ada).await;
+    assert_eq!(after["data"], "after", "once each: {after}");
+
+    // Redis restarts empty: the history's epoch is gone, and the members are told.
+    redis.restart();
+    let (code, reason) = close_of(&mut ada).await;
+    assert_eq!(code, 1012, "{reason}");
+    assert!(reason.starts_with("messages were missed: "), "{reason}");
+    // Coming back from a position of the lost history is told of the gap at once; afresh works.
+    let mut stale = join_room_from(&first, "lobby", "ada", Some(json!(at))).await;
+    let (code, reason) = close_of(&mut stale).await;
+    assert_eq!(code, 1012, "{reason}");
+    assert!(reason.starts_with("messages were missed: "), "{reason}");
+    let mut fresh = join_room_from(&first, "lobby", "ada", Some(Value::Null)).await;
+    let start = next_message(&mut fresh).await;
+    assert_eq!(start["type"], "courier.at", "{start}");
+    assert_ne!(start["at"], json!(at));
 }
 
 /// The next text message, as JSON, within 10 s.
@@ -712,15 +833,7 @@ async fn two_processes_on_one_redis_share_a_room() {
     let mut bob = join_room(&second, "lobby", "bob").await;
     let mut cy = join_room(&second, "kitchen", "cy").await;
     // Both processes hold their room's subscription on Redis before anyone speaks.
-    let channel = "courier:rooms.room\u{1f}{\"id\":\"lobby\"}";
-    let deadline = std::time::Instant::now() + Duration::from_secs(10);
-    while redis.subscribers(channel) < 2 {
-        assert!(
-            std::time::Instant::now() < deadline,
-            "not subscribed within 10 s"
-        );
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    both_subscribed(&redis, "lobby").await;
 
     ada.send(Message::text(r#"{"text":"hi from the first"}"#))
         .await
@@ -769,4 +882,26 @@ fn a_bus_that_cannot_be_reached_is_a_configuration_error() {
         "{message}"
     );
     assert!(!message.contains("s3cret"), "{message}");
+}
+
+#[tokio::test]
+async fn a_history_without_redis_recovers_a_members_messages_in_one_process() {
+    use futures_util::SinkExt;
+    use tokio_tungstenite::tungstenite::Message;
+    let dir = tempfile::tempdir().unwrap();
+    let config = room_config_with(dir.path(), "", "history = 50");
+    let (_serve, addr) = spawn_serve(&config, &[]).await;
+    let mut ada = join_room_from(&addr, "lobby", "ada", Some(Value::Null)).await;
+    let last = next_message(&mut ada).await["at"].clone();
+    drop(ada);
+    let mut bob = join_room(&addr, "lobby", "bob").await;
+    for n in 0..5 {
+        bob.send(Message::text(n.to_string())).await.unwrap();
+        assert_eq!(next_message(&mut bob).await, json!(n));
+    }
+    let mut ada = join_room_from(&addr, "lobby", "ada", Some(last)).await;
+    assert_eq!(next_message(&mut ada).await["type"], "courier.at");
+    for n in 0..5 {
+        assert_eq!(next_message(&mut ada).await["data"], json!(n));
+    }
 }

@@ -16,7 +16,10 @@
 //! With a `[bus]` table, the rooms it serves share their topics with every instance connected to
 //! that Redis (`courier_redis::RedisBus`): it connects before it binds, and a Redis it cannot
 //! reach is a configuration error (exit 2, `CONFIG_IO` at `bus.redis`); later outages are
-//! weathered (see the bus's docs).
+//! weathered (see the bus's docs). With `history`, each room's topic keeps that many messages
+//! (none older than `history_age_ms`), from which a member that comes back with its position
+//! recovers what it missed: in Redis with `redis`, else in this process
+//! ([`courier_live::LocalBus::with_history`]).
 //!
 //! Connections are served on `--threads` threads (one per CPU by default), each a
 //! single-threaded runtime that serves the connections it is handed to their end, as nginx's
@@ -39,6 +42,7 @@ use crate::report;
 use clap::Args;
 use courier_core::config::Config;
 use courier_core::{ConfigurationError, ErrorCode};
+use courier_live::{History, Hub, LocalBus};
 use courier_redis::RedisBus;
 use courier_server::{Proxy, RateLimit};
 use std::net::SocketAddr;
@@ -239,16 +243,27 @@ pub(crate) fn run(args: &ServeArgs) -> ExitCode {
     runtime.block_on(async move {
         // The channels and streams served here share their topics with every instance on the
         // file's bus.
-        if let Some(bus) = bus {
-            let mut builder = RedisBus::builder(bus.redis.clone());
+        let history = bus
+            .as_ref()
+            .and_then(|bus| bus.history)
+            .map(|(count, age)| History::new(count, age));
+        if let (Some(history), None) = (history, bus.as_ref().and_then(|b| b.redis.as_ref())) {
+            // A history without Redis: this process's rooms keep it.
+            proxy = proxy.hub(Hub::new(LocalBus::with_history(history)));
+        }
+        if let Some((bus, redis)) = bus.as_ref().and_then(|b| Some((b, b.redis.clone()?))) {
+            let mut builder = RedisBus::builder(redis);
             if let Some(prefix) = &bus.prefix {
                 builder = builder.prefix(prefix.clone());
             }
             if let Some(queue) = bus.queue {
                 builder = builder.queue(queue);
             }
+            if let Some(history) = history {
+                builder = builder.history(history);
+            }
             match builder.connect().await {
-                Ok(redis) => proxy = proxy.hub(courier_live::Hub::new(redis)),
+                Ok(redis) => proxy = proxy.hub(Hub::new(redis)),
                 Err(e) => {
                     return report::configuration_error(
                         &ConfigurationError::new(ErrorCode::ConfigIo, e.to_string())

@@ -53,6 +53,7 @@ use crate::tree::api::ApiDef;
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::str::FromStr;
+use std::time::Duration;
 
 /// A loaded, validated config file: the proxy's paths and every source, built.
 ///
@@ -71,12 +72,22 @@ pub struct Config {
 #[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct Bus {
-    /// The Redis URL (`redis`), `redis://[:password@]host:port[/db]`.
-    pub redis: String,
+    /// The Redis URL (`redis`), `redis://[:password@]host:port[/db]`; `None` for a bus of this
+    /// process alone (a table that only sets a history).
+    pub redis: Option<String>,
     /// The prefix of the bus's Redis channels (`prefix`); the bus's own default when `None`.
     pub prefix: Option<String>,
     /// How many messages may wait for Redis each way (`queue`); the bus's default when `None`.
     pub queue: Option<usize>,
+    /// The history kept of each topic (`history`, messages, and `history_age_ms`, by default
+    /// [`Bus::DEFAULT_HISTORY_AGE`]), from which a member that comes back with its position
+    /// recovers what it missed; `None` keeps none.
+    pub history: Option<(usize, Duration)>,
+}
+
+impl Bus {
+    /// How old a kept message may be when `history_age_ms` is not set: 60 s.
+    pub const DEFAULT_HISTORY_AGE: Duration = Duration::from_secs(60);
 }
 
 impl Config {
@@ -149,14 +160,15 @@ impl Config {
         self.static_files.package.as_deref()
     }
 
-    /// The topic bus (`[bus]`), when the file names one: the channels and streams served here
-    /// then share their topics with every instance connected to it.
+    /// The topic bus (`[bus]`), when the file names one: with `redis`, the channels and streams
+    /// served here share their topics with every instance connected to it; with `history`,
+    /// their topics keep one.
     ///
     /// ```
     /// use courier::config::Config;
     ///
     /// let config: Config = "[bus]\nredis = \"redis://127.0.0.1:6379\"".parse()?;
-    /// assert_eq!(config.bus().unwrap().redis, "redis://127.0.0.1:6379");
+    /// assert_eq!(config.bus().unwrap().redis.as_deref(), Some("redis://127.0.0.1:6379"));
     /// # Ok::<(), courier::ConfigurationError>(())
     /// ```
     pub fn bus(&self) -> Option<&Bus> {
@@ -239,31 +251,7 @@ fn load(text: &str, base: &Path) -> Result<Config, ConfigurationError> {
     let proxy = ProxyPaths::from_raw(&raw.proxy)?;
     let limits = ProxyLimits::from_raw(&raw.proxy)?;
     let static_files = StaticFiles::from_raw(raw.static_files, base, &proxy)?;
-    let bus = match raw.bus {
-        Some(bus) if !bus.redis.starts_with("redis://") && !bus.redis.starts_with("rediss://") => {
-            return Err(ConfigurationError::new(
-                ErrorCode::ConfigInvalid,
-                format!(
-                    "`redis` is a Redis URL, `redis://host:port` (or `rediss://` for TLS), not `{}`",
-                    bus.redis
-                ),
-            )
-            .at("bus.redis"))
-        }
-        Some(bus) if bus.queue == Some(0) => {
-            return Err(ConfigurationError::new(
-                ErrorCode::ConfigInvalid,
-                "`queue` is how many messages may wait for Redis: at least 1",
-            )
-            .at("bus.queue"))
-        }
-        Some(bus) => Some(Bus {
-            redis: bus.redis,
-            prefix: bus.prefix,
-            queue: bus.queue,
-        }),
-        None => None,
-    };
+    let bus = raw.bus.map(bus).transpose()?;
     let sources = raw
         .sources
         .into_iter()
@@ -278,5 +266,75 @@ fn load(text: &str, base: &Path) -> Result<Config, ConfigurationError> {
         static_files,
         bus,
         sources,
+    })
+}
+
+/// `[bus]`, checked: a Redis URL, counts and ages of at least 1, and a table that names a bus or
+/// a history.
+fn bus(bus: raw::RawBus) -> Result<Bus, ConfigurationError> {
+    let invalid =
+        |at: &str, why: String| Err(ConfigurationError::new(ErrorCode::ConfigInvalid, why).at(at));
+    if let Some(redis) = &bus.redis {
+        if !redis.starts_with("redis://") && !redis.starts_with("rediss://") {
+            return invalid(
+                "bus.redis",
+                format!("`redis` is a Redis URL, `redis://host:port` (or `rediss://` for TLS), not `{redis}`"),
+            );
+        }
+    }
+    if bus.queue == Some(0) {
+        return invalid(
+            "bus.queue",
+            "`queue` is how many messages may wait for Redis: at least 1".to_owned(),
+        );
+    }
+    if bus.history == Some(0) {
+        return invalid(
+            "bus.history",
+            "`history` is how many messages a topic keeps: at least 1 (leave it out to keep none)"
+                .to_owned(),
+        );
+    }
+    match (bus.history, bus.history_age_ms) {
+        (_, Some(0)) => {
+            return invalid(
+                "bus.history_age_ms",
+                "`history_age_ms` is how old a kept message may be: at least 1".to_owned(),
+            )
+        }
+        (None, Some(_)) => {
+            return invalid(
+                "bus.history_age_ms",
+                "`history_age_ms` bounds a history: set `history` too".to_owned(),
+            )
+        }
+        _ => {}
+    }
+    if bus.redis.is_none() && bus.history.is_none() {
+        return invalid(
+            "bus",
+            "the table names `redis` (a bus shared with other instances), `history`, or both"
+                .to_owned(),
+        );
+    }
+    for (key, set) in [
+        ("prefix", bus.prefix.is_some()),
+        ("queue", bus.queue.is_some()),
+    ] {
+        if set && bus.redis.is_none() {
+            return invalid(
+                &format!("bus.{key}"),
+                format!("`{key}` is Redis's: set `redis` too"),
+            );
+        }
+    }
+    let age = bus
+        .history_age_ms
+        .map_or(Bus::DEFAULT_HISTORY_AGE, Duration::from_millis);
+    Ok(Bus {
+        redis: bus.redis,
+        prefix: bus.prefix,
+        queue: bus.queue,
+        history: bus.history.map(|count| (count, age)),
     })
 }

@@ -28,9 +28,11 @@ pub(super) struct RawConfig {
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub(super) struct RawBus {
-    pub(super) redis: String,
+    pub(super) redis: Option<String>,
     pub(super) prefix: Option<String>,
     pub(super) queue: Option<usize>,
+    pub(super) history: Option<usize>,
+    pub(super) history_age_ms: Option<u64>,
 }
 
 /// `[static]`.

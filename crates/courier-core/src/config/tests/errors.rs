@@ -583,6 +583,31 @@ fn a_bus_is_a_redis_url_with_a_queue_of_at_least_one() {
     );
     fails("[bus]\nprefix = \"a:\"\n", ErrorCode::ConfigInvalid, "bus");
     fails(
+        "[bus]\nhistory = 0\n",
+        ErrorCode::ConfigInvalid,
+        "bus.history",
+    );
+    fails(
+        "[bus]\nhistory = 5\nhistory_age_ms = 0\n",
+        ErrorCode::ConfigInvalid,
+        "bus.history_age_ms",
+    );
+    fails(
+        "[bus]\nredis = \"redis://x\"\nhistory_age_ms = 500\n",
+        ErrorCode::ConfigInvalid,
+        "bus.history_age_ms",
+    );
+    fails(
+        "[bus]\nhistory = 5\nqueue = 3\n",
+        ErrorCode::ConfigInvalid,
+        "bus.queue",
+    );
+    fails(
+        "[bus]\nhistory = -1\n",
+        ErrorCode::ConfigInvalid,
+        "bus.history",
+    );
+    fails(
         "[bus]\nredis = \"redis://x\"\nnats = \"nats://x\"\n",
         ErrorCode::ConfigUnknownKey,
         "bus.nats",

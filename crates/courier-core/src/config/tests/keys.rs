@@ -587,8 +587,18 @@ fn a_room_is_a_two_way_channel_served_here_and_the_bus_is_read() {
     ));
     let bus = config.bus().unwrap();
     assert_eq!(
-        (bus.redis.as_str(), bus.prefix.as_deref(), bus.queue),
-        ("redis://:pw@127.0.0.1:6379/1", Some("app:"), Some(64))
+        (
+            bus.redis.as_deref(),
+            bus.prefix.as_deref(),
+            bus.queue,
+            bus.history
+        ),
+        (
+            Some("redis://:pw@127.0.0.1:6379/1"),
+            Some("app:"),
+            Some(64),
+            None
+        )
     );
     let room = config
         .source("demo")
@@ -703,4 +713,21 @@ fn the_bounds_on_connections_reach_the_proxy_limits_and_zero_is_refused() {
             "{refused}"
         );
     }
+}
+
+#[test]
+fn a_bus_keeps_a_history_with_or_without_redis() {
+    let local = load("[bus]\nhistory = 500\n");
+    let bus = local.bus().unwrap();
+    assert_eq!(bus.redis, None);
+    assert_eq!(
+        bus.history,
+        Some((500, crate::config::Bus::DEFAULT_HISTORY_AGE))
+    );
+    let shared =
+        load("[bus]\nredis = \"redis://127.0.0.1\"\nhistory = 10\nhistory_age_ms = 2500\n");
+    assert_eq!(
+        shared.bus().unwrap().history,
+        Some((10, std::time::Duration::from_millis(2500)))
+    );
 }
