@@ -1063,9 +1063,12 @@ async fn the_proxy_refuses_what_the_routes_do_not_name_even_past_the_caller() {
     let s = setup().await;
     // A caller whose (hand-edited) routes name an endpoint the server does not expose.
     let mut routes = s.routes();
-    routes
-        .endpoints
-        .insert("admin.purge".into(), courier::routes::RouteShape::Mutation);
+    routes.endpoints.insert(
+        "admin.purge".into(),
+        courier::routes::RouteShape::Mutation {
+            idempotency_key: false,
+        },
+    );
     let caller = ProxyCaller::<Demo>::routes(&s.proxy, routes)
         .build()
         .unwrap();

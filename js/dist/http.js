@@ -72,6 +72,11 @@ function planCall(settings, call) {
             body = `{"variables":${json ?? "null"}}`;
         }
         addCsrfToken(headers, settings.csrf);
+        // A write whose route asks for one carries a key made for this call, which the proxy
+        // passes on, so that its retries upstream are applied once (docs/PROTOCOL.md).
+        const keyed = route !== undefined && "type" in route && route.type === "mutation" && route.idempotencyKey === true;
+        if (keyed && !headers.has("idempotency-key"))
+            headers.set("idempotency-key", idempotencyKey());
     }
     const credentials = options.credentials ?? settings.credentials;
     const request = { method, url: address, headers, body, credentials };
@@ -89,6 +94,11 @@ function planCall(settings, call) {
         timeout: timeout ?? settings.timeout,
         onUploadProgress: upload,
     };
+}
+/** A fresh idempotency key: 32 hex digits from `crypto.getRandomValues` (which, unlike `randomUUID`, a page served over plain HTTP has too). */
+function idempotencyKey() {
+    const bytes = crypto.getRandomValues(new Uint8Array(16));
+    return Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("");
 }
 function verb(method, path) {
     if (method === undefined)

@@ -12,6 +12,7 @@
  * | `{ type: "query", get: true }` | a read sent as GET (it is cached and its variables are not sensitive) |
  * | `{ type: "query" }` | a read sent as POST |
  * | `{ type: "mutation" }` | a write, always POST, never shared or cancelled |
+ * | `{ type: "mutation", idempotencyKey: true }` | a write that carries an `idempotency-key` header made for each call, which the proxy passes on so that its retries upstream are applied once |
  * | `{ transport: "sse" }` | a server-sent event stream |
  * | `{ transport: "ws", bidirectional: true }` | a channel the page also sends on (without `bidirectional`: it only pushes) |
  */
@@ -20,6 +21,7 @@ export type RouteShape = {
     readonly get?: true;
 } | {
     readonly type: "mutation";
+    readonly idempotencyKey?: true;
 } | {
     readonly transport: "sse";
 } | {

@@ -97,6 +97,10 @@ function planCall(settings: Settings, call: Call): Plan {
       body = `{"variables":${json ?? "null"}}`;
     }
     addCsrfToken(headers, settings.csrf);
+    // A write whose route asks for one carries a key made for this call, which the proxy
+    // passes on, so that its retries upstream are applied once (docs/PROTOCOL.md).
+    const keyed = route !== undefined && "type" in route && route.type === "mutation" && route.idempotencyKey === true;
+    if (keyed && !headers.has("idempotency-key")) headers.set("idempotency-key", idempotencyKey());
   }
   const credentials = options.credentials ?? settings.credentials;
   const request: ProxyRequest = { method, url: address, headers, body, credentials };
@@ -115,6 +119,12 @@ function planCall(settings: Settings, call: Call): Plan {
     timeout: timeout ?? settings.timeout,
     onUploadProgress: upload,
   };
+}
+
+/** A fresh idempotency key: 32 hex digits from `crypto.getRandomValues` (which, unlike `randomUUID`, a page served over plain HTTP has too). */
+function idempotencyKey(): string {
+  const bytes = crypto.getRandomValues(new Uint8Array(16));
+  return Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("");
 }
 
 function verb(method: unknown, path: string): "GET" | "POST" | undefined {

@@ -92,3 +92,7 @@ pub use crate::typed::api::Api;
 pub use crate::validate::{RESERVED_ENDPOINT_NAMES, RESERVED_GROUP_NAMES};
 /// The cancellation signal of sources and calls, from tokio-util.
 pub use tokio_util::sync::CancellationToken;
+
+/// The header a write's idempotency key travels in, when its endpoint sets
+/// [`idempotency_key`](LayerSettings::get_idempotency_key): the IETF httpapi draft's name.
+pub const IDEMPOTENCY_KEY: http::HeaderName = http::HeaderName::from_static("idempotency-key");

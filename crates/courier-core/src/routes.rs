@@ -56,8 +56,12 @@ pub enum RouteShape {
         /// Sent as GET.
         get: bool,
     },
-    /// A write.
-    Mutation,
+    /// A write; `idempotency_key` when the caller sends each call an `Idempotency-Key`
+    /// (`idempotency_key`), which the proxy passes on.
+    Mutation {
+        /// The caller makes a key per call.
+        idempotency_key: bool,
+    },
     /// A server-sent event stream.
     Sse,
     /// A WebSocket channel; `bidirectional` when the caller also sends on it.
@@ -77,7 +81,12 @@ impl Serialize for RouteShape {
                     map.serialize_entry("get", &true)?;
                 }
             }
-            Self::Mutation => map.serialize_entry("type", "mutation")?,
+            Self::Mutation { idempotency_key } => {
+                map.serialize_entry("type", "mutation")?;
+                if *idempotency_key {
+                    map.serialize_entry("idempotencyKey", &true)?;
+                }
+            }
             Self::Sse => map.serialize_entry("transport", "sse")?,
             Self::Ws { bidirectional } => {
                 map.serialize_entry("transport", "ws")?;
@@ -102,11 +111,15 @@ impl<'de> Deserialize<'de> for RouteShape {
             get: bool,
             #[serde(default)]
             bidirectional: bool,
+            #[serde(default, rename = "idempotencyKey")]
+            idempotency_key: bool,
         }
         let raw = Raw::deserialize(deserializer)?;
         match (raw.kind.as_deref(), raw.transport.as_deref()) {
             (Some("query"), None) => Ok(Self::Query { get: raw.get }),
-            (Some("mutation"), None) => Ok(Self::Mutation),
+            (Some("mutation"), None) => Ok(Self::Mutation {
+                idempotency_key: raw.idempotency_key,
+            }),
             (None, Some("sse")) => Ok(Self::Sse),
             (None, Some("ws")) => Ok(Self::Ws {
                 bidirectional: raw.bidirectional,
@@ -127,7 +140,10 @@ impl RouteShape {
                 Kind::Query => Self::Query {
                     get: endpoint.meta().get_cache().is_some() && !http.is_sensitive(),
                 },
-                Kind::Mutation => Self::Mutation,
+                Kind::Mutation => Self::Mutation {
+                    idempotency_key: endpoint.meta().get_settings().get_idempotency_key()
+                        == Some(true),
+                },
             },
             EndpointDef::Stream(_) => Self::Sse,
             EndpointDef::Channel(channel) => Self::Ws {
@@ -304,7 +320,9 @@ impl Routes {
                     HttpEndpoint::get("").sensitive_variables().into()
                 }
                 RouteShape::Query { get: false } => HttpEndpoint::get("").into(),
-                RouteShape::Mutation => HttpEndpoint::post("").into(),
+                RouteShape::Mutation { idempotency_key } => HttpEndpoint::post("")
+                    .idempotency_key(*idempotency_key)
+                    .into(),
                 RouteShape::Sse => StreamEndpoint::get("").into(),
                 RouteShape::Ws { bidirectional } => {
                     let channel = ChannelEndpoint::connect("");
@@ -524,7 +542,12 @@ mod tests {
             routes.endpoints["g.secret"],
             RouteShape::Query { get: false }
         );
-        assert_eq!(routes.endpoints["g.put"], RouteShape::Mutation);
+        assert_eq!(
+            routes.endpoints["g.put"],
+            RouteShape::Mutation {
+                idempotency_key: false
+            }
+        );
         assert_eq!(routes.endpoints.len(), 2);
         assert_eq!(routes.coalesce, Some(false));
         let back: Routes = serde_json::from_str(&routes.to_json()).unwrap();

@@ -54,6 +54,14 @@ macro_rules! layer_settings {
             /// says `expose(true)`, and `expose(false)` nearer hides it again. The proxy and the
             /// routes record read it.
             expose, get_expose: bool [expose: bool] in tree,
+            /// Whether a write sends an `Idempotency-Key` header (the IETF httpapi draft;
+            /// Stripe's practice): a key made once per call and kept across its attempts, so
+            /// that an upstream that deduplicates by it applies the write once however often it
+            /// arrives. Such a write is then retried as a read is on a connection failure, and
+            /// on 429 and 503 (honouring `Retry-After`), by the retry policy. Through the proxy
+            /// the browser package makes the key per call and the proxy passes it on, for these
+            /// endpoints only. Off by default. `RetryLayer` reads it.
+            idempotency_key, get_idempotency_key: bool [idempotency_key: bool] in tree,
             /// The most bytes a buffered answer's body may hold (an error's too): a longer one
             /// fails the call with a protocol error as soon as the limit is passed, its
             /// connection closed, rather than being read whole into memory. None by default;

@@ -41,7 +41,7 @@
 //!
 //! The order `Caller` assembles, outermost first:
 //!
-//! `CancelPrevious → Session → Forward → middleware (.use) → Cache → Timeout → Coalesce → Shed → Retry → Timeout::per_attempt → transport`
+//! `CancelPrevious → Session → Forward → middleware (.use) → IdempotencyKey → Cache → Timeout → Coalesce → Shed → Retry → Timeout::per_attempt → transport`
 
 #[macro_use]
 mod macros;

@@ -526,3 +526,28 @@ test("each call is its own promise even when answered at once", async (t) => {
   gate.resolve();
   assert.deepEqual(await Promise.all([a, b]), [1, 1]);
 });
+
+describe("idempotency keys", () => {
+  const keyed = { ...routes, endpoints: { ...routes.endpoints, "users.create": { type: "mutation", idempotencyKey: true } } };
+  const keyedCaller = (options = {}) => createProxyCaller(keyed, { baseUrl: BASE, ...options });
+
+  test("a write whose route says `idempotencyKey` carries a fresh key per call; others carry none", async (t) => {
+    const requests = fakeFetch(t, () => json(201, { id: 1 }));
+    await keyedCaller().users.create({ name: "Ada" });
+    await keyedCaller().users.create({ name: "Ada" });
+    await keyedCaller().users.avatar({ name: "Ada" });
+    await keyedCaller().users.search({ q: "ada" });
+    const [first, second, avatar, search] = requests.map((r) => r.headers.get("idempotency-key"));
+    assert.match(first, /^[0-9a-f]{32}$/);
+    assert.match(second, /^[0-9a-f]{32}$/);
+    assert.notEqual(first, second, "a key per call");
+    assert.equal(avatar, null, "a write whose route does not ask");
+    assert.equal(search, null, "a read");
+  });
+
+  test("a key the caller set is kept", async (t) => {
+    const requests = fakeFetch(t, () => json(201, { id: 1 }));
+    await keyedCaller({ headers: { "idempotency-key": "order-41" } }).users.create({ name: "Ada" });
+    assert.equal(requests[0].headers.get("idempotency-key"), "order-41");
+  });
+});

@@ -17,7 +17,7 @@ use courier_layers::cache::{CacheBody, CacheLayer};
 use courier_layers::cancel_previous::{CancelPrevious, CancelPreviousLayer};
 use courier_layers::coalesce::{Coalesce, CoalesceBody, CoalesceLayer};
 use courier_layers::forward::{Forward, ForwardLayer};
-use courier_layers::retry::{self, RetryLayer};
+use courier_layers::retry::{self, IdempotencyKeyLayer, RetryLayer};
 use courier_layers::session::{Session, SessionLayer};
 use courier_layers::shed::{Shed, ShedLayer};
 use courier_layers::timeout::{AttemptFromMeta, Timeout, TimeoutLayer};
@@ -261,27 +261,34 @@ impl Stack {
         // answered differently: it is kept out of the client's cache, both ways.
         let cached = endpoint.meta().get_cache().is_some()
             && options.is_none_or(|o| o.transport().is_empty());
-        let middle = if self.middleware.is_empty() && own.is_empty() && !cached && !bounded {
-            Either::Left(self.core(transport).map_response(into_body as fn(_) -> _))
-        } else {
-            // The cache sits under the middleware, over coalescing, and only in the stacks of
-            // endpoints that declare `.cache()`, boxed with the middleware: in every stack, a
-            // cache that keeps nothing cost every call 2–3 % of its instructions (callgrind,
-            // `benches/client.rs`: 38,441 → 39,616 at concurrency 1).
-            let mut service = if bounded {
-                let bounded: Bounded = TimeoutLayer::per_attempt().layer(transport);
-                self.erased(self.core(bounded), cached)
+        // A write with an idempotency key has its key made over retry, so that every attempt
+        // carries it; only those stacks have the layer, boxed with the middleware.
+        let keyed = IdempotencyKeyLayer::applies_to(endpoint.meta());
+        let middle =
+            if self.middleware.is_empty() && own.is_empty() && !cached && !bounded && !keyed {
+                Either::Left(self.core(transport).map_response(into_body as fn(_) -> _))
             } else {
-                self.erased(self.core(transport), cached)
+                // The cache sits under the middleware, over coalescing, and only in the stacks of
+                // endpoints that declare `.cache()`, boxed with the middleware: in every stack, a
+                // cache that keeps nothing cost every call 2–3 % of its instructions (callgrind,
+                // `benches/client.rs`: 38,441 → 39,616 at concurrency 1).
+                let mut service = if bounded {
+                    let bounded: Bounded = TimeoutLayer::per_attempt().layer(transport);
+                    self.erased(self.core(bounded), cached)
+                } else {
+                    self.erased(self.core(transport), cached)
+                };
+                if keyed {
+                    service = HttpService::new(IdempotencyKeyLayer::new().layer(service));
+                }
+                for layer in own.iter().rev() {
+                    service = layer.apply(service);
+                }
+                for layer in self.middleware.iter().rev() {
+                    service = layer.apply(service);
+                }
+                Either::Right(service)
             };
-            for layer in own.iter().rev() {
-                service = layer.apply(service);
-            }
-            for layer in self.middleware.iter().rev() {
-                service = layer.apply(service);
-            }
-            Either::Right(service)
-        };
         Ok(ServiceBuilder::new()
             .option_layer(self.cancel_previous.clone())
             .option_layer(self.session.clone())

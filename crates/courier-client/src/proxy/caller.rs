@@ -408,7 +408,7 @@ fn check_cancel_previous(paths: &[String], routes: &Routes) -> Result<(), Error>
         let why = match routes.endpoints.get(path) {
             Some(RouteShape::Query { .. }) => continue,
             None => "which the routes do not name",
-            Some(RouteShape::Mutation) => "which writes; only reads can be cancelled",
+            Some(RouteShape::Mutation { .. }) => "which writes; only reads can be cancelled",
             Some(RouteShape::Sse | RouteShape::Ws { .. }) => {
                 "which is a stream or channel; only HTTP reads can be cancelled"
             }

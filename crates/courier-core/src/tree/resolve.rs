@@ -270,7 +270,21 @@ fn resolve_endpoint(
         )
         .at(format!("{path}.cache")));
     }
+    if def.as_http().is_none() && options.settings.idempotency_key == Some(true) {
+        return Err(ConfigurationError::new(
+            ErrorCode::InvalidOption,
+            "`idempotency_key` makes a write safe to send again; a stream or a channel is not \
+             one",
+        )
+        .at(format!("{path}.idempotency_key")));
+    }
+    let settings = options.settings.over(&scope.settings);
     let mut allowed_headers = scope.source.allowed_headers.clone();
+    // A write with a key: the key a browser made crosses the proxy, for this endpoint only.
+    let write = def.as_http().is_some_and(|h| h.kind() != Kind::Query);
+    if settings.get_idempotency_key() == Some(true) && write {
+        allowed_headers.push(crate::IDEMPOTENCY_KEY);
+    }
     for header in &options.headers {
         let header = validate::crossing_header_name(header, &format!("{path}.headers"))?;
         if !allowed_headers.contains(&header) {
@@ -284,7 +298,7 @@ fn resolve_endpoint(
         def.as_http().map_or(Kind::Query, |h| h.kind()),
     )
     .sensitive(def.as_http().is_some_and(|h| h.is_sensitive()))
-    .settings(options.settings.over(&scope.settings))
+    .settings(settings)
     .cancel_previous(
         source.cancel_previous.contains(&path)
             || (source.deduplicate && def.as_http().is_some_and(|h| h.kind() == Kind::Query)),

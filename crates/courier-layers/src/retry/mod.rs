@@ -23,7 +23,11 @@
 //! Reads and idempotent methods are retried: GET, HEAD, OPTIONS, QUERY, PUT, DELETE and TRACE,
 //! and any request whose meta says it reads (a `.reads()` POST). A non-idempotent write (POST,
 //! PATCH, any other method) is retried only when the policy sets
-//! [`writes`](RetryPolicy::writes), since sending it twice may do it twice.
+//! [`writes`](RetryPolicy::writes), since sending it twice may do it twice — or when its
+//! endpoint sets `idempotency_key` and it carries its `Idempotency-Key` header
+//! ([`IdempotencyKeyLayer`] puts one on, once per call): then on a connection failure, a 429 or
+//! a 503, of the statuses the policy retries, since an upstream that deduplicates by the key
+//! applies it once however often it arrives.
 //!
 //! A request is sent again as a copy: method, URI, version, headers, all its extensions (they
 //! are `Clone` in `http` 1, so the [`EndpointMeta`](courier_core::EndpointMeta) and whatever
@@ -181,11 +185,13 @@
 
 mod copy;
 pub mod future;
+mod idempotency;
 mod policy;
 mod retry_after;
 #[cfg(test)]
 mod tests;
 
+pub use self::idempotency::{IdempotencyKeyLayer, IdempotencyKeys};
 pub use self::policy::RetryFor;
 
 use self::copy::Copy;

@@ -36,8 +36,31 @@ impl<B> RetryFor<B> for FromMeta {
             Some(RetrySetting::Policy(_)) => Arc::clone(meta?.get_retry_policy()?),
             Some(RetrySetting::Inherit) | None => Arc::clone(default),
         };
-        may_retry(request.method(), meta, &policy).then_some(policy)
+        if may_retry(request.method(), meta, &policy) {
+            return Some(policy);
+        }
+        // A write that carries its idempotency key may be sent again where it cannot have been
+        // applied twice by an upstream that honours the key.
+        let keyed = meta.is_some_and(super::idempotency::keyed)
+            && request
+                .headers()
+                .contains_key(courier_core::IDEMPOTENCY_KEY);
+        keyed.then(|| Arc::new(keyed_write(&policy)))
     }
+}
+
+/// The statuses a write with an idempotency key is sent again on: a connection failure (0),
+/// 429 and 503, where the policy retries them (`Retry-After` honoured as the policy says).
+const KEYED_WRITE_STATUSES: [u16; 3] = [0, 429, 503];
+
+/// `policy` for a write with an idempotency key: its statuses narrowed to
+/// [`KEYED_WRITE_STATUSES`].
+fn keyed_write(policy: &RetryPolicy) -> RetryPolicy {
+    let mut keyed = policy.clone();
+    keyed
+        .statuses
+        .retain(|status| KEYED_WRITE_STATUSES.contains(status));
+    keyed
 }
 
 impl<B, F> RetryFor<B> for F

@@ -731,3 +731,35 @@ fn a_bus_keeps_a_history_with_or_without_redis() {
         Some((10, std::time::Duration::from_millis(2500)))
     );
 }
+
+#[test]
+fn a_write_sends_an_idempotency_key_from_any_level_and_crosses_the_proxy_with_it() {
+    let config = load(&with_endpoint("post = \"/\"\nidempotency_key = true"));
+    let create = config
+        .source("demo")
+        .unwrap()
+        .endpoint("users.get")
+        .unwrap();
+    assert_eq!(
+        create.meta().get_settings().get_idempotency_key(),
+        Some(true)
+    );
+    assert!(create.allowed_headers().contains(&crate::IDEMPOTENCY_KEY));
+    // From the source, to a write; a read does not take the key across.
+    let text = "[sources.demo]\nbase_url = \"http://127.0.0.1:9000\"\nidempotency_key = true\n\n\
+                [sources.demo.groups.users.endpoints.create]\npost = \"/\"\n\n\
+                [sources.demo.groups.users.endpoints.get]\nget = \"/\"\n";
+    let config = load(text);
+    let source = config.source("demo").unwrap();
+    let create = source.endpoint("users.create").unwrap();
+    assert!(create.allowed_headers().contains(&crate::IDEMPOTENCY_KEY));
+    let get = source.endpoint("users.get").unwrap();
+    assert_eq!(get.meta().get_settings().get_idempotency_key(), Some(true));
+    assert!(!get.allowed_headers().contains(&crate::IDEMPOTENCY_KEY));
+    // A stream is not a write.
+    fails(
+        &with_endpoint("stream = \"/events\"\nidempotency_key = true\n"),
+        ErrorCode::InvalidOption,
+        "sources.demo.groups.users.endpoints.get.idempotency_key",
+    );
+}
