@@ -14,10 +14,11 @@
 //! | [`allow_headers`] | `AllowHeadersLayer` | proxy only: allow-listed headers cross, both ways; `content-*` never from the lists; cookies only where named |
 //! | [`auth`] | `AuthLayer` | sets `Authorization` from an async token supplier |
 //! | [`trace`] | `trace_layer()` | tower-http's `TraceLayer` with `tracing`, set up for courier's calls |
+//! | [`metrics`] | `MetricsLayer` | each call's duration by endpoint, method, status and error, through the `metrics` facade, named as OpenTelemetry's HTTP client conventions name them |
 //! | [`context`] | `ContextLayer` | server side: the request being served (`ServedRequest`) in scope for the calls its handler makes |
 //!
 //! Each module is behind a cargo feature of its name (`allow-headers`, `auth`, `cache`,
-//! `cancel-previous`, `coalesce`, `context`, `forward`, `retry`, `session`, `shed`, `timeout`,
+//! `cancel-previous`, `coalesce`, `context`, `forward`, `metrics`, `retry`, `session`, `shed`, `timeout`,
 //! `trace`; `axum` for `ContextLayer`'s peer address); `full`, the default, turns them all on. A
 //! crate that uses a few names them: `default-features = false, features = ["coalesce"]`.
 //!
@@ -67,6 +68,8 @@ pub mod coalesce;
 pub mod context;
 #[cfg(feature = "forward")]
 pub mod forward;
+#[cfg(feature = "metrics")]
+pub mod metrics;
 #[cfg(feature = "retry")]
 pub mod retry;
 #[cfg(feature = "session")]

@@ -2,10 +2,12 @@
 //! ephemeral port of 127.0.0.1, a [`Recorder`] for an upstream to note what it received and hold
 //! its answers, capturing what a `tracing` subscriber writes, and (in [`tls`]) a certificate
 //! authority, TLS and plain servers and a `CONNECT` proxy for transport tests, and (in
-//! [`redis`]) a real `redis-server` of a test's own, and (in [`writes`]) an upstream that
+//! [`redis`]) a real `redis-server` of a test's own, (in [`metrics`]) a recorder that keeps what
+//! the `metrics` facade records, and (in [`writes`]) an upstream that
 //! deduplicates writes by their idempotency key and drops its first connection. Dev-only; not
 //! published.
 
+pub mod metrics;
 mod recorder;
 pub mod redis;
 pub mod tls;

@@ -17,6 +17,7 @@ use courier_layers::cache::{CacheBody, CacheLayer};
 use courier_layers::cancel_previous::{CancelPrevious, CancelPreviousLayer};
 use courier_layers::coalesce::{Coalesce, CoalesceBody, CoalesceLayer};
 use courier_layers::forward::{Forward, ForwardLayer};
+use courier_layers::metrics::MetricsLayer;
 use courier_layers::retry::{self, IdempotencyKeyLayer, RetryLayer};
 use courier_layers::session::{Session, SessionLayer};
 use courier_layers::shed::{Shed, ShedLayer};
@@ -88,6 +89,7 @@ pub struct ClientBuilder {
     layers: Vec<Middleware>,
     ws: courier_core::WsOptions,
     hub: Option<Hub>,
+    metrics: bool,
 }
 
 impl ClientBuilder {
@@ -129,6 +131,16 @@ impl ClientBuilder {
         self
     }
 
+    /// Records each call's duration, by endpoint, method, status and error, through the
+    /// `metrics` facade ([`MetricsLayer`]: `http.client.request.duration`, OpenTelemetry's name),
+    /// outermost of the middleware, so that a call is timed as its caller waits: its retries
+    /// and waits included. Off by default; what the app's installed recorder (a Prometheus or
+    /// OpenTelemetry exporter) shows.
+    pub fn metrics(mut self, on: bool) -> Self {
+        self.metrics = on;
+        self
+    }
+
     /// The settings of the sockets the client's channels open (the browser package's `ws` option).
     pub fn ws(mut self, ws: courier_core::WsOptions) -> Self {
         self.ws = ws;
@@ -157,7 +169,12 @@ impl ClientBuilder {
         self.api.check_addressed()?;
         let transports = TransportCache::new(self.transport).map_err(Error::transport)?;
         let source = self.api.options();
-        let mut middleware = source.middleware.clone();
+        let mut middleware = Vec::new();
+        if self.metrics {
+            let name = std::any::type_name::<MetricsLayer>();
+            middleware.push(Middleware::new(name, MetricsLayer::new()));
+        }
+        middleware.extend(source.middleware.iter().cloned());
         middleware.extend(self.layers);
         let stack = Stack {
             shed: source.max_in_flight.map(ShedLayer::new),
@@ -468,6 +485,7 @@ impl Client {
             layers: Vec::new(),
             ws: courier_core::WsOptions::default(),
             hub: None,
+            metrics: false,
         }
     }
 
