@@ -113,6 +113,7 @@
 
 mod address;
 mod call;
+mod gauges;
 mod package;
 mod places;
 mod proxy;

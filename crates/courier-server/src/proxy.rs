@@ -53,6 +53,8 @@ pub struct Proxy {
     max_connections: Option<usize>,
     /// The bound on one client address's open connections, if any.
     max_connections_per_client: Option<NonZeroUsize>,
+    /// Whether the clients the proxy builds record their calls' durations.
+    metrics: bool,
 }
 
 impl Default for Proxy {
@@ -91,6 +93,7 @@ impl Proxy {
             worker_threads: None,
             max_connections: None,
             max_connections_per_client: None,
+            metrics: false,
         }
     }
 
@@ -136,9 +139,27 @@ impl Proxy {
         self
     }
 
+    /// Has the clients the proxy builds for its sources ([`Proxy::source`]) record each call's
+    /// duration (`ClientBuilder::metrics`: `http.client.request.duration` by endpoint, method,
+    /// status and error), beside what the proxy counts of itself whether or not this is set:
+    /// `courier.proxy.refusals` by code, and the gauges `courier.proxy.open_streams` and
+    /// `courier.proxy.open_channels`. All of it through the `metrics` facade, to whatever
+    /// recorder the app installs (`courier serve --metrics` installs a Prometheus one). A
+    /// source given with its client ([`Proxy::source_client`]) records as that client was
+    /// built.
+    pub fn metrics(mut self, on: bool) -> Self {
+        self.metrics = on;
+        for name in self.built.clone() {
+            if let Some(api) = self.sources.get(&name).cloned() {
+                self.build_client(&name, &api);
+            }
+        }
+        self
+    }
+
     /// The client of a source given by definition, on the proxy's hub when it has one.
     fn build_client(&mut self, name: &str, api: &ApiDef) {
-        let mut builder = courier_client::Client::builder(api.clone());
+        let mut builder = courier_client::Client::builder(api.clone()).metrics(self.metrics);
         if let Some(hub) = &self.hub {
             builder = builder.hub(hub.clone());
         }

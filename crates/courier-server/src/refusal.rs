@@ -130,6 +130,7 @@ impl Refusal {
 
 impl IntoResponse for Refusal {
     fn into_response(self) -> Response {
+        crate::gauges::refused(self.code());
         let body = courier_core::wire::error_body(self.code(), &self.message());
         let mut response = (self.status(), Json(body)).into_response();
         if let Some(secs) = self.retry_after_secs() {

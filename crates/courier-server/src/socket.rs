@@ -151,7 +151,8 @@ fn says_later(status: http::StatusCode) -> bool {
 }
 
 /// The close frame of a channel refused for good: [`wire::refusal_close`].
-fn refusal_close(status: u16, code: &str, message: &str) -> Message {
+fn refusal_close(status: u16, code: &'static str, message: &str) -> Message {
+    crate::gauges::refused(code);
     let (code, reason) = wire::refusal_close(status, code, message);
     close(code, reason)
 }
@@ -295,6 +296,7 @@ async fn proxy_socket(
     hello: Hello,
     stop: courier_core::CancellationToken,
 ) {
+    let _open = crate::gauges::Open::channel();
     let Upstream {
         client,
         endpoint,
@@ -565,6 +567,7 @@ async fn run_socket(
     let Some(channel) = endpoint.definition().as_channel() else {
         return;
     };
+    let _open = crate::gauges::Open::channel();
     let mut options = JoinOptions::default().buffer(buffer);
     if let Some(auth) = hello.auth {
         options = options.auth(auth);

@@ -147,6 +147,8 @@ pin_project_lite::pin_project! {
         shutdown: crate::Shutdown,
         keep_alive: Option<(tokio::time::Interval, T)>,
         over: bool,
+        // Counted among the open streams while it is served.
+        open: crate::gauges::Open,
     }
 }
 
@@ -163,6 +165,7 @@ impl<S, T> Serving<S, T> {
             shutdown: shutdown.clone(),
             keep_alive,
             over: false,
+            open: crate::gauges::Open::stream(),
         }
     }
 }

@@ -108,6 +108,13 @@ pub(crate) struct ServeArgs {
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
     pub(crate) rate_burst: Option<u32>,
 
+    /// Serve metrics in Prometheus's text format at `http://ADDR/metrics`: each upstream call's
+    /// duration by endpoint, method, status and error (`http.client.request.duration`), the
+    /// proxy's refusals by code, its open streams and channels. Default: the file's
+    /// `[metrics] listen`, else none.
+    #[arg(long, value_name = "ADDR")]
+    pub(crate) metrics: Option<SocketAddr>,
+
     /// Serve the app's static front end from this folder, beside the proxy on one origin.
     /// Default: the file's `[static] dir`, else none.
     #[arg(long = "static", value_name = "DIR")]
@@ -139,6 +146,7 @@ pub(crate) fn run(args: &ServeArgs) -> ExitCode {
     };
     let paths = config.proxy().clone();
     let config_bus = config.bus().cloned();
+    let metrics = args.metrics.or(config.metrics_listen());
     let limits = config.proxy_limits().clone();
     let mut proxy = Proxy::new().http_path(paths.http).sse_path(paths.sse);
     if let Some(ws) = paths.ws {
@@ -272,6 +280,24 @@ pub(crate) fn run(args: &ServeArgs) -> ExitCode {
                 }
             }
         }
+        let mut metrics_at = None;
+        if let Some(addr) = metrics {
+            match serve_metrics(addr).await {
+                Ok(bound) => {
+                    proxy = proxy.metrics(true);
+                    metrics_at = Some(bound);
+                }
+                Err(e) => {
+                    return report::configuration_error(
+                        &ConfigurationError::new(
+                            ErrorCode::ConfigIo,
+                            format!("cannot serve the metrics on {addr}: {e}"),
+                        )
+                        .at("metrics.listen"),
+                    )
+                }
+            }
+        }
         let listener = match tokio::net::TcpListener::bind(args.listen).await {
             Ok(listener) => listener,
             Err(e) => {
@@ -283,6 +309,9 @@ pub(crate) fn run(args: &ServeArgs) -> ExitCode {
         };
         let bound = listener.local_addr().unwrap_or(args.listen);
         report::stdout_line(&format!("listening on http://{bound}"));
+        if let Some(at) = metrics_at {
+            report::stdout_line(&format!("metrics on http://{at}/metrics"));
+        }
         let served = proxy.serve(listener);
         tokio::pin!(served);
         let served = tokio::select! {
@@ -338,4 +367,39 @@ fn log_to_stderr() {
         .with_max_level(level)
         .with_writer(std::io::stderr)
         .try_init();
+}
+
+/// The buckets of the call durations, in seconds: OpenTelemetry's advice for
+/// `http.client.request.duration`.
+const DURATION_BUCKETS: [f64; 14] = [
+    0.005, 0.01, 0.025, 0.05, 0.075, 0.1, 0.25, 0.5, 0.75, 1.0, 2.5, 5.0, 7.5, 10.0,
+];
+
+/// Installs a Prometheus recorder as the process's and serves its text at `GET /metrics` on
+/// `addr`, on this runtime; the address bound.
+async fn serve_metrics(addr: SocketAddr) -> Result<SocketAddr, String> {
+    use metrics_exporter_prometheus::{Matcher, PrometheusBuilder};
+    let duration = Matcher::Full(courier_layers::metrics::CLIENT_REQUEST_DURATION.to_owned());
+    let handle = PrometheusBuilder::new()
+        .set_buckets_for_metric(duration, &DURATION_BUCKETS)
+        .and_then(PrometheusBuilder::install_recorder)
+        .map_err(|e| e.to_string())?;
+    let listener = tokio::net::TcpListener::bind(addr)
+        .await
+        .map_err(|e| e.to_string())?;
+    let bound = listener.local_addr().unwrap_or(addr);
+    let text = move || {
+        let handle = handle.clone();
+        async move {
+            let kind = "text/plain; version=0.0.4; charset=utf-8";
+            ([(http::header::CONTENT_TYPE, kind)], handle.render())
+        }
+    };
+    let app = axum::Router::new().route("/metrics", axum::routing::get(text));
+    tokio::spawn(async move {
+        if let Err(e) = axum::serve(listener, app).await {
+            tracing::error!(error = %e, "the metrics' address stopped serving");
+        }
+    });
+    Ok(bound)
 }

@@ -64,6 +64,7 @@ pub struct Config {
     limits: ProxyLimits,
     static_files: StaticFiles,
     bus: Option<Bus>,
+    metrics: Option<std::net::SocketAddr>,
     sources: BTreeMap<String, ApiDef>,
 }
 
@@ -175,6 +176,20 @@ impl Config {
         self.bus.as_ref()
     }
 
+    /// Where the metrics are served in Prometheus's text format (`[metrics] listen`), when the
+    /// file says.
+    ///
+    /// ```
+    /// use courier::config::Config;
+    ///
+    /// let config: Config = "[metrics]\nlisten = \"127.0.0.1:9464\"".parse()?;
+    /// assert_eq!(config.metrics_listen(), Some("127.0.0.1:9464".parse().unwrap()));
+    /// # Ok::<(), courier::ConfigurationError>(())
+    /// ```
+    pub fn metrics_listen(&self) -> Option<std::net::SocketAddr> {
+        self.metrics
+    }
+
     /// Every source, by name (`[sources.NAME]`); the name is the proxy's `_s`.
     pub fn sources(&self) -> &BTreeMap<String, ApiDef> {
         &self.sources
@@ -252,6 +267,19 @@ fn load(text: &str, base: &Path) -> Result<Config, ConfigurationError> {
     let limits = ProxyLimits::from_raw(&raw.proxy)?;
     let static_files = StaticFiles::from_raw(raw.static_files, base, &proxy)?;
     let bus = raw.bus.map(bus).transpose()?;
+    let metrics = match raw.metrics {
+        Some(metrics) => Some(metrics.listen.parse().map_err(|_| {
+            ConfigurationError::new(
+                ErrorCode::ConfigInvalid,
+                format!(
+                    "`listen` is the address the metrics are served on, `IP:PORT`, not `{}`",
+                    metrics.listen
+                ),
+            )
+            .at("metrics.listen")
+        })?),
+        None => None,
+    };
     let sources = raw
         .sources
         .into_iter()
@@ -265,6 +293,7 @@ fn load(text: &str, base: &Path) -> Result<Config, ConfigurationError> {
         limits,
         static_files,
         bus,
+        metrics,
         sources,
     })
 }

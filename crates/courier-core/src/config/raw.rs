@@ -20,8 +20,16 @@ pub(super) struct RawConfig {
     #[serde(default, rename = "static")]
     pub(super) static_files: Option<RawStatic>,
     pub(super) bus: Option<RawBus>,
+    pub(super) metrics: Option<RawMetrics>,
     #[serde(default)]
     pub(super) sources: BTreeMap<String, RawSource>,
+}
+
+/// `[metrics]`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawMetrics {
+    pub(super) listen: String,
 }
 
 /// `[bus]`.
