@@ -34,7 +34,12 @@ fn each_call_is_one_duration_labelled_with_its_endpoint_status_and_error() {
                 "users",
                 GroupDef::new()
                     .endpoint("get", HttpEndpoint::get("/users/:id"))
-                    .endpoint("missing", HttpEndpoint::get("/missing")),
+                    .endpoint("missing", HttpEndpoint::get("/missing"))
+                    .endpoint(
+                        "cached",
+                        HttpEndpoint::get("/users/:id")
+                            .cache(courier_core::CacheOptions::new().revalidate(60)),
+                    ),
             )
             .build()
             .unwrap();
@@ -47,6 +52,13 @@ fn each_call_is_one_duration_labelled_with_its_endpoint_status_and_error() {
         assert_eq!(a.unwrap().data, json!({ "id": 7 }));
         assert_eq!(b.unwrap().data, json!({ "id": 7 }));
         assert!(client.call("users.missing", json!({})).await.is_err());
+        // The second of these is answered from the cache.
+        for _ in 0..2 {
+            client
+                .call("users.cached", json!({ "id": 8 }))
+                .await
+                .unwrap();
+        }
         // An upstream that refuses the connection, on a client of its own.
         let gone = ApiDef::builder()
             .base_url(format!("http://{closed}"))
@@ -63,11 +75,21 @@ fn each_call_is_one_duration_labelled_with_its_endpoint_status_and_error() {
             .unwrap();
         assert!(gone.call("users.gone", json!({})).await.is_err());
     });
-    let seen = capture.recorded();
-    assert_eq!(seen.len(), 4, "{seen:?}");
-    assert!(seen
+    let all = capture.recorded();
+    let counted = |name: &str| {
+        all.iter()
+            .filter(|r| r.name == name)
+            .map(|r| r.value)
+            .sum::<f64>()
+    };
+    assert_eq!(counted("courier.client.coalesced"), 1.0, "{all:?}");
+    assert_eq!(counted("courier.client.cache.hits"), 1.0, "{all:?}");
+    let seen: Vec<_> = all
         .iter()
-        .all(|r| r.name == "http.client.request.duration"));
+        .filter(|r| r.name == "http.client.request.duration")
+        .cloned()
+        .collect();
+    assert_eq!(seen.len(), 6, "{seen:?}");
     let of = |endpoint: &str| {
         seen.iter()
             .filter(|r| label(&r.labels, "courier.endpoint") == Some(endpoint))

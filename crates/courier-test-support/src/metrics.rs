@@ -1,4 +1,5 @@
-//! A `metrics` recorder for tests: it keeps every histogram value with its name and labels.
+//! A `metrics` recorder for tests: it keeps every histogram value and counter increment with its
+//! name and labels.
 
 use metrics::{
     Counter, Gauge, Histogram, HistogramFn, Key, KeyName, Metadata, Recorder, SharedString, Unit,
@@ -16,7 +17,8 @@ pub struct Recorded {
     pub value: f64,
 }
 
-/// A recorder that keeps every histogram value; counters and gauges record nothing.
+/// A recorder that keeps every histogram value and counter increment (a counter's as its
+/// increment, in [`Recorded::value`]); gauges record nothing.
 #[derive(Clone, Default)]
 pub struct Capture(Arc<Mutex<Vec<Recorded>>>);
 
@@ -54,6 +56,18 @@ struct One {
     seen: Arc<Mutex<Vec<Recorded>>>,
 }
 
+impl metrics::CounterFn for One {
+    fn increment(&self, value: u64) {
+        #[allow(clippy::cast_precision_loss)]
+        self.record(value as f64);
+    }
+
+    fn absolute(&self, value: u64) {
+        #[allow(clippy::cast_precision_loss)]
+        self.record(value as f64);
+    }
+}
+
 impl HistogramFn for One {
     fn record(&self, value: f64) {
         let recorded = Recorded {
@@ -76,8 +90,11 @@ impl Recorder for Capture {
     fn describe_counter(&self, _: KeyName, _: Option<Unit>, _: SharedString) {}
     fn describe_gauge(&self, _: KeyName, _: Option<Unit>, _: SharedString) {}
     fn describe_histogram(&self, _: KeyName, _: Option<Unit>, _: SharedString) {}
-    fn register_counter(&self, _: &Key, _: &Metadata<'_>) -> Counter {
-        Counter::noop()
+    fn register_counter(&self, key: &Key, _: &Metadata<'_>) -> Counter {
+        Counter::from_arc(Arc::new(One {
+            key: key.clone(),
+            seen: Arc::clone(&self.0),
+        }))
     }
     fn register_gauge(&self, _: &Key, _: &Metadata<'_>) -> Gauge {
         Gauge::noop()

@@ -438,10 +438,14 @@ where
         match lookup {
             Some(Lookup::Fresh(answer)) => {
                 tracing::debug!(endpoint = endpoint.as_deref(), "cache: hit");
+                #[cfg(feature = "metrics")]
+                crate::metrics::cache_hit("fresh");
                 ResponseFuture::kept(response(answer))
             }
             Some(Lookup::Stale { answer, refresh }) => {
                 tracing::debug!(endpoint = endpoint.as_deref(), refresh, "cache: stale hit");
+                #[cfg(feature = "metrics")]
+                crate::metrics::cache_hit("stale");
                 if refresh {
                     let inner = self.inner.clone();
                     let pending = pending(key);

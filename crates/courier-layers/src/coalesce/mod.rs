@@ -394,6 +394,8 @@ where
                 ResponseFuture::leading(Leader::new(move || inner.call(request), lead))
             }
             Some(Join::Waiting { waiter, waiters }) => {
+                #[cfg(feature = "metrics")]
+                crate::metrics::coalesced();
                 // The ready inner service stays where it is, unused, for the next call.
                 tracing::debug!(
                     endpoint = request.extensions().get::<EndpointMeta>().map(EndpointMeta::path),

@@ -14,7 +14,9 @@
 //! | `error.type` | for a failed call: the status for one of 400 and more, `timeout` for a call past its deadline, `overloaded` for one a source's bound on calls in flight refused, else `_OTHER` |
 //! | `courier.endpoint` | the endpoint's dotted path (its [`EndpointMeta`]), when the request has one |
 //!
-//! Its count is the calls made, and `error.type` splits the failed ones by kind. Without a
+//! Its count is the calls made, and `error.type` splits the failed ones by kind. Beside it, the
+//! layers that answer a read without a call of its own count those answers, whether or not this
+//! layer is in the stack: [`COALESCED`] (`CoalesceLayer`) and [`CACHE_HITS`] (`CacheLayer`). Without a
 //! recorder installed (`metrics::set_global_recorder`, or an exporter's `install`), recording
 //! costs a load and a branch.
 //!
@@ -53,6 +55,25 @@ use tower::{Layer, Service};
 
 /// The histogram's name: OpenTelemetry's HTTP client request duration.
 pub const CLIENT_REQUEST_DURATION: &str = "http.client.request.duration";
+
+/// The counter of reads answered by sharing another's call in flight (`CoalesceLayer`).
+pub const COALESCED: &str = "courier.client.coalesced";
+
+/// The counter of reads answered from the cache (`CacheLayer`), labelled `state`: `fresh`, or
+/// `stale` for an answer given while it is fetched again.
+pub const CACHE_HITS: &str = "courier.client.cache.hits";
+
+/// Counts one read answered by sharing a call in flight.
+#[cfg(feature = "coalesce")]
+pub(crate) fn coalesced() {
+    metrics::counter!(COALESCED).increment(1);
+}
+
+/// Counts one read answered from the cache, `fresh` or `stale`.
+#[cfg(feature = "cache")]
+pub(crate) fn cache_hit(state: &'static str) {
+    metrics::counter!(CACHE_HITS, "state" => state).increment(1);
+}
 
 /// Records each call's duration ([module docs](self)).
 #[derive(Clone, Copy, Debug, Default)]
