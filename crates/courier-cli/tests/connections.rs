@@ -4,10 +4,6 @@
 //! each new connection takes the place of the oldest idle one. The bounds from the flags and
 //! the file's `[proxy]` keys, the flag winning.
 
-use axum::extract::Path;
-use axum::routing::get;
-use axum::{Json, Router};
-use serde_json::json;
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::process::Stdio;
 use std::time::{Duration, Instant};
@@ -47,22 +43,10 @@ fn room_for_idle_connections() -> usize {
 #[tokio::test]
 async fn ten_thousand_idle_connections_from_one_address_do_not_keep_another_clients_call_out() {
     let idle_count = room_for_idle_connections();
-    let backend = courier_test_support::serve(Router::new().route(
-        "/users/{id}",
-        get(|Path(id): Path<u64>| async move { Json(json!({ "id": id })) }),
-    ))
-    .await;
+    let backend = courier_test_support::users_backend().await;
     let dir = tempfile::tempdir().unwrap();
     let config = dir.path().join("courier.toml");
-    std::fs::write(
-        &config,
-        format!(
-            "[sources.demo]\nbase_url = \"http://{backend}\"\n\n\
-             [sources.demo.groups.users]\nprefix = \"/users\"\nexpose = true\n\n\
-             [sources.demo.groups.users.endpoints.get]\nget = \"/:id\"\n"
-        ),
-    )
-    .unwrap();
+    std::fs::write(&config, courier_test_support::users_source(backend)).unwrap();
     let mut child = tokio::process::Command::new("prlimit")
         .args([
             "--nofile=256:256",

@@ -3,10 +3,6 @@
 //! duration by endpoint and status, and the proxy's refusals by code. The address comes from
 //! the flag, else the file's `[metrics] listen`.
 
-use axum::extract::Path;
-use axum::routing::get;
-use axum::{Json, Router};
-use serde_json::json;
 use std::net::SocketAddr;
 use std::process::Stdio;
 use std::time::Duration;
@@ -80,23 +76,14 @@ fn sample(text: &str, name: &str, labels: &[&str]) -> Option<f64> {
 
 #[tokio::test]
 async fn a_scrape_counts_the_calls_by_endpoint_and_status_and_the_refusals_by_code() {
-    let backend = courier_test_support::serve(Router::new().route(
-        "/users/{id}",
-        get(|Path(id): Path<u64>| async move { Json(json!({ "id": id })) }),
-    ))
-    .await;
+    let backend = courier_test_support::users_backend().await;
     let dir = tempfile::tempdir().unwrap();
     let config = dir.path().join("courier.toml");
-    std::fs::write(
-        &config,
-        format!(
-            "[metrics]\nlisten = \"127.0.0.1:1\"\n\n\
-             [sources.demo]\nbase_url = \"http://{backend}\"\n\n\
-             [sources.demo.groups.users]\nprefix = \"/users\"\nexpose = true\n\n\
-             [sources.demo.groups.users.endpoints.get]\nget = \"/:id\"\n"
-        ),
-    )
-    .unwrap();
+    let text = format!(
+        "[metrics]\nlisten = \"127.0.0.1:1\"\n\n{}",
+        courier_test_support::users_source(backend)
+    );
+    std::fs::write(&config, text).unwrap();
     // The flag wins over the file's address.
     let (_child, proxy, metrics) = serve(&config, &["--metrics", "127.0.0.1:0"]).await;
     for id in [1, 2] {

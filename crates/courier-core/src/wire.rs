@@ -25,7 +25,7 @@
 //! ```
 
 use crate::encode::Variables;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 use std::borrow::Cow;
 use std::fmt;
@@ -465,30 +465,52 @@ pub fn positioned_frame(at: &str, data: &Value) -> String {
 
 /// What a server's frame says to a client that keeps positions: where its subscription begins
 /// ([`AT_TYPE`]), a message with its position ([`POSITIONED_TYPE`]), or a message as it is (any
-/// other frame, a positioned frame without a string `at` or without `data` included).
+/// other frame, a positioned frame without a string `at` or without `data` included). Each part
+/// is the frame's own text, so a message is read once, by whoever wants it typed.
 #[derive(Debug, PartialEq)]
-pub enum ServerFrame {
+pub enum ServerFrame<'a> {
     /// Where the subscription begins.
-    At(String),
-    /// A message and, when it has one, its position.
-    Message(Value, Option<String>),
+    At(&'a str),
+    /// A message (its JSON text) and, when it has one, its position.
+    Message(&'a str, Option<&'a str>),
 }
 
-/// Reads a server's frame for a client that keeps positions ([`ServerFrame`]).
-pub fn server_frame(frame: Value) -> ServerFrame {
-    let Value::Object(mut object) = frame else {
-        return ServerFrame::Message(frame, None);
-    };
-    let kind = object.get("type").and_then(Value::as_str);
-    let at = object.get("at").and_then(Value::as_str);
-    match (kind, at) {
-        (Some(AT_TYPE), Some(at)) => ServerFrame::At(at.to_owned()),
-        (Some(POSITIONED_TYPE), Some(at)) if object.contains_key("data") => {
-            let at = at.to_owned();
-            let data = object.remove("data").unwrap_or(Value::Null);
-            ServerFrame::Message(data, Some(at))
-        }
-        _ => ServerFrame::Message(Value::Object(object), None),
+/// Reads a server's text frame for a client that keeps positions ([`ServerFrame`]).
+pub fn server_frame(text: &str) -> ServerFrame<'_> {
+    /// courier's own frame, its parts borrowed from the text (neither a type nor a position
+    /// holds an escape; a frame whose do is not courier's).
+    #[derive(Deserialize)]
+    struct Own<'a> {
+        #[serde(rename = "type")]
+        kind: &'a str,
+        at: &'a str,
+        /// Required (`null` too): a positioned frame without it is no message of courier's.
+        #[serde(borrow)]
+        data: &'a serde_json::value::RawValue,
+    }
+    // The server writes its own frames with `type` first; anything else is a message, and is
+    // not parsed here.
+    if !text.starts_with(r#"{"type":"courier."#) {
+        return ServerFrame::Message(text, None);
+    }
+    /// A frame that only says where the subscription begins: no `data`.
+    #[derive(Deserialize)]
+    struct At<'a> {
+        #[serde(rename = "type")]
+        kind: &'a str,
+        at: &'a str,
+    }
+    if let Ok(Own {
+        kind: POSITIONED_TYPE,
+        at,
+        data,
+    }) = serde_json::from_str(text)
+    {
+        return ServerFrame::Message(data.get(), Some(at));
+    }
+    match serde_json::from_str(text) {
+        Ok(At { kind: AT_TYPE, at }) => ServerFrame::At(at),
+        _ => ServerFrame::Message(text, None),
     }
 }
 

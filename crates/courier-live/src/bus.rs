@@ -129,6 +129,24 @@ impl Position {
         })
     }
 
+    /// Reads a position a client sent (a hello's `since`, a `Last-Event-ID`); else the reason
+    /// its subscriber is told, after [`MISSED_REASON`], quoting at most 64 characters of it.
+    ///
+    /// ```
+    /// use courier::live::Position;
+    /// assert_eq!(Position::from_client("e1:4").unwrap().offset(), 4);
+    /// assert_eq!(
+    ///     Position::from_client("nope").unwrap_err(),
+    ///     "messages were missed: `nope` is not a position"
+    /// );
+    /// ```
+    pub fn from_client(text: &str) -> Result<Self, String> {
+        text.parse().map_err(|_| {
+            let shown: String = text.chars().take(64).collect();
+            format!("{MISSED_REASON}`{shown}` is not a position")
+        })
+    }
+
     /// The history's epoch.
     pub fn epoch(&self) -> &str {
         &self.epoch
@@ -145,6 +163,38 @@ impl Position {
             epoch: Arc::clone(&self.epoch),
             offset: self.offset + 1,
         }
+    }
+
+    /// How many messages a subscriber that had `self` is owed by a history whose latest
+    /// position is `latest`, when the history `holds` that many messages before `latest` (its
+    /// newest ones, `latest` included); else why they cannot all be had: another epoch (the
+    /// history was begun again), a position past the latest, or one older than what is held.
+    /// The one rule every [`TopicBus`] with a history recovers by, its reasons the ones a
+    /// subscriber is told after [`MISSED_REASON`].
+    ///
+    /// ```
+    /// use courier::live::Position;
+    /// let latest: Position = "e1:10".parse().unwrap();
+    /// assert_eq!("e1:7".parse::<Position>().unwrap().owed(&latest, 3), Ok(3));
+    /// assert!("e1:6".parse::<Position>().unwrap().owed(&latest, 3).unwrap_err().contains("no longer holds e1:7"));
+    /// assert!("e2:7".parse::<Position>().unwrap().owed(&latest, 3).is_err());
+    /// ```
+    pub fn owed(&self, latest: &Position, holds: u64) -> Result<u64, String> {
+        if self.epoch != latest.epoch {
+            return Err(format!(
+                "the topic's history was begun again (epoch {}, not {})",
+                latest.epoch, self.epoch
+            ));
+        }
+        let Some(owed) = latest.offset.checked_sub(self.offset) else {
+            return Err(format!(
+                "{self} is past the topic's latest position, {latest}"
+            ));
+        };
+        if owed > holds {
+            return Err(format!("the history no longer holds {}", self.next()));
+        }
+        Ok(owed)
     }
 }
 
@@ -346,23 +396,9 @@ impl Log {
 
     /// The messages after `since`, or why they cannot all be had.
     fn after(&self, since: &Position) -> Result<Vec<Outbound>, String> {
-        if since.epoch != self.latest.epoch {
-            return Err(format!(
-                "the topic's history was begun again (epoch {}, not {})",
-                self.latest.epoch, since.epoch
-            ));
-        }
-        if since.offset > self.latest.offset {
-            return Err(format!(
-                "{since} is past the topic's latest position, {}",
-                self.latest
-            ));
-        }
-        let oldest = self.latest.offset + 1 - self.kept.len() as u64;
-        if since.offset + 1 < oldest {
-            return Err(format!("the history no longer holds {}", since.next()));
-        }
-        let skip = (since.offset + 1 - oldest) as usize;
+        let owed = since.owed(&self.latest, self.kept.len() as u64)?;
+        // `owed` is at most what is kept: the newest that many.
+        let skip = self.kept.len() - owed as usize;
         Ok(self
             .kept
             .iter()

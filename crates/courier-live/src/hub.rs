@@ -244,16 +244,11 @@ impl Hub {
         // Without a history, ids are none of this bus's: the stream begins from now.
         let since = last_event_id
             .filter(|_| bus.history().is_some())
-            .map(|id| id.parse::<Position>().map_err(|_| shown(id)));
+            .map(Position::from_client);
         // Subscribed now, so that what is published from here on is had.
         let (mut stream, mut gap) = match &since {
             Some(Ok(since)) => (bus.subscribe(&topic, Some(since), buffer), None),
-            Some(Err(id)) => (
-                bus.subscribe(&topic, None, buffer),
-                Some(format!(
-                    "{MISSED_REASON}`{id}` is not a position of this bus"
-                )),
-            ),
+            Some(Err(why)) => (bus.subscribe(&topic, None, buffer), Some(why.clone())),
             None => (bus.subscribe(&topic, None, buffer), None),
         };
         let opened = async move {
@@ -468,11 +463,6 @@ fn gap_event(reason: &str, at: &Position) -> Event<Value> {
 
 /// The name of the event that tells a followed stream's client it missed messages.
 pub const GAP_EVENT: &str = "courier.gap";
-
-/// A client's id as a reason shows it: at most 64 characters.
-fn shown(id: &str) -> String {
-    id.chars().take(64).collect()
-}
 
 impl Default for Hub {
     fn default() -> Self {

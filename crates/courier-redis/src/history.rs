@@ -276,18 +276,9 @@ impl Snapshot {
         history: History,
     ) -> Result<Vec<Outbound>, String> {
         let latest = &self.latest;
-        if since.epoch() != latest.epoch() {
-            return Err(format!(
-                "the topic's history was begun again (epoch {}, not {})",
-                latest.epoch(),
-                since.epoch()
-            ));
-        }
-        if since.offset() > latest.offset() {
-            return Err(format!(
-                "{since} is past the topic's latest position, {latest}"
-            ));
-        }
+        // The stream is trimmed to about the count (`MAXLEN ~`): past it exactly, as a
+        // history in process, the messages are gone.
+        since.owed(latest, history.count() as u64)?;
         let gone = || {
             format!(
                 "the history no longer holds {}:{}",
@@ -295,11 +286,6 @@ impl Snapshot {
                 since.offset().saturating_add(1)
             )
         };
-        // The stream is trimmed to about the count (`MAXLEN ~`): past it exactly, as a
-        // history in process, the messages are gone.
-        if latest.offset() - since.offset() > history.count() as u64 {
-            return Err(gone());
-        }
         let oldest_ms = self
             .now_ms
             .saturating_sub(u64::try_from(history.age().as_millis()).unwrap_or(u64::MAX));

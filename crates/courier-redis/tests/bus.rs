@@ -294,18 +294,21 @@ async fn a_wrong_password_or_a_closed_port_is_told_at_once() {
     assert!(!err.contains("no answer"), "refused, not a timeout: {err}");
 }
 
+/// An instance on `redis` keeping `history`, its queues of `queue` messages (the default when
+/// `None`).
+async fn with_history(redis: &RedisServer, history: History, queue: Option<usize>) -> RedisBus {
+    let builder = RedisBus::builder(redis.url()).history(history);
+    let builder = match queue {
+        Some(queue) => builder.queue(queue),
+        None => builder,
+    };
+    builder.connect().await.unwrap()
+}
+
 /// Two instances on one Redis, each keeping `history`.
 async fn two_with_history(redis: &RedisServer, history: History) -> (RedisBus, RedisBus, Hub, Hub) {
-    let a = RedisBus::builder(redis.url())
-        .history(history)
-        .connect()
-        .await
-        .unwrap();
-    let b = RedisBus::builder(redis.url())
-        .history(history)
-        .connect()
-        .await
-        .unwrap();
+    let a = with_history(redis, history, None).await;
+    let b = with_history(redis, history, None).await;
     assert_eq!(a.history(), Some(history));
     let (hub_a, hub_b) = (Hub::new(a.clone()), Hub::new(b.clone()));
     (a, b, hub_a, hub_b)
@@ -512,17 +515,8 @@ async fn a_message_older_than_the_age_is_not_recovered() {
 async fn messages_lost_on_the_way_out_leave_a_gap_in_the_history() {
     let redis = RedisServer::start();
     let history = History::new(10_000, Duration::from_secs(60));
-    let a = RedisBus::builder(redis.url())
-        .history(history)
-        .queue(8)
-        .connect()
-        .await
-        .unwrap();
-    let b = RedisBus::builder(redis.url())
-        .history(history)
-        .connect()
-        .await
-        .unwrap();
+    let a = with_history(&redis, history, Some(8)).await;
+    let b = with_history(&redis, history, None).await;
     let hub_b = Hub::new(b.clone());
     let channel = chat();
     let mut on_b = join(&hub_b, &channel, "lobby").await;
@@ -556,11 +550,7 @@ async fn messages_lost_on_the_way_out_leave_a_gap_in_the_history() {
 async fn with_a_history_a_redis_out_of_reach_is_told_within_seconds() {
     let mut redis = RedisServer::start();
     let history = History::new(100, Duration::from_secs(60));
-    let bus = RedisBus::builder(redis.url())
-        .history(history)
-        .connect()
-        .await
-        .unwrap();
+    let bus = with_history(&redis, history, None).await;
     let hub = Hub::new(bus.clone());
     redis.stop();
     eventually("the bus saw the connection drop", || !bus.stats().connected).await;
@@ -613,17 +603,8 @@ async fn messages_missed_while_the_connection_was_down_are_fetched_from_the_hist
 async fn messages_dropped_from_a_full_inbox_are_fetched_from_the_history() {
     let redis = RedisServer::start();
     let history = History::new(1_000, Duration::from_secs(60));
-    let a = RedisBus::builder(redis.url())
-        .history(history)
-        .queue(1)
-        .connect()
-        .await
-        .unwrap();
-    let b = RedisBus::builder(redis.url())
-        .history(history)
-        .connect()
-        .await
-        .unwrap();
+    let a = with_history(&redis, history, Some(1)).await;
+    let b = with_history(&redis, history, None).await;
     let (hub_a, hub_b) = (Hub::new(a.clone()), Hub::new(b));
     let channel = chat();
     let mut on_a = hub_a

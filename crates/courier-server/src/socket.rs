@@ -10,7 +10,7 @@ use axum::extract::State;
 use axum::response::{IntoResponse, Response};
 use courier_core::wire::{self, FirstFrame as Hello, WireQuery};
 use courier_core::{ApiDef, ChannelSource, EndpointDef, ResolvedEndpoint};
-use courier_live::{Hub, JoinError, JoinOptions, Outbound, Position, MISSED, MISSED_REASON};
+use courier_live::{Hub, JoinError, JoinOptions, Outbound, Position, MISSED};
 use futures_util::StreamExt;
 use serde_json::Value;
 use std::sync::Arc;
@@ -574,12 +574,10 @@ async fn run_socket(
     }
     let positions = hello.since.is_some();
     if let Some(Some(since)) = &hello.since {
-        match since.parse::<Position>() {
+        match Position::from_client(since) {
             Ok(since) => options = options.since(since),
-            Err(_) => {
-                let shown: String = since.chars().take(64).collect();
-                let reason = format!("{MISSED_REASON}`{shown}` is not a position");
-                let _ = socket.send(close(MISSED, reason)).await;
+            Err(why) => {
+                let _ = socket.send(close(MISSED, why)).await;
                 return;
             }
         }

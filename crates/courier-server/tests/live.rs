@@ -344,29 +344,12 @@ async fn refusals_are_json_with_a_code() {
     }
 }
 
-use support::{next_json, Socket as Client};
+use support::{close_of, next_json, Socket as Client};
 
 async fn socket(addr: SocketAddr, name: &str, variables: Value) -> Client {
     let url = format!("ws://{addr}/api/ws?{}", query("live", name, &variables));
     let tcp = tokio::net::TcpStream::connect(addr).await.unwrap();
     tokio_tungstenite::client_async(url, tcp).await.unwrap().0
-}
-
-/// Reads until the close frame; its code and reason.
-async fn close_of(ws: &mut Client) -> (u16, String) {
-    let read = async {
-        let mut seen = Vec::new();
-        while let Some(message) = ws.next().await {
-            if let Ok(Message::Close(Some(frame))) = message {
-                return (u16::from(frame.code), frame.reason.as_str().to_owned());
-            }
-            seen.push(format!("{message:?}"));
-        }
-        panic!("no close frame; saw {seen:?}")
-    };
-    tokio::time::timeout(Duration::from_secs(20), read)
-        .await
-        .expect("closed within 20 s")
 }
 
 #[tokio::test]

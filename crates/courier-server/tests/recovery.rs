@@ -20,7 +20,7 @@ use tokio_tungstenite::tungstenite::Message;
 
 mod support;
 
-use support::{next_json, Socket};
+use support::{close_of, next_json, Socket};
 
 /// A proxy whose hub keeps `count` messages a topic: the channel `live.chat` publishes what a
 /// member says to its room; the stream `live.news` follows the topic `news`.
@@ -77,21 +77,6 @@ async fn join(addr: SocketAddr, since: Option<Value>) -> Socket {
         ws.send(Message::text(frame)).await.unwrap();
     }
     ws
-}
-
-/// Reads until the close frame: its code and reason.
-async fn close_of(ws: &mut Socket) -> (u16, String) {
-    let read = async {
-        while let Some(message) = ws.next().await {
-            if let Ok(Message::Close(Some(frame))) = message {
-                return (u16::from(frame.code), frame.reason.as_str().to_owned());
-            }
-        }
-        panic!("no close frame")
-    };
-    tokio::time::timeout(Duration::from_secs(10), read)
-        .await
-        .expect("closed within 10 s")
 }
 
 #[tokio::test]

@@ -100,3 +100,32 @@ impl<'a> MakeWriter<'a> for Captured {
         self.clone()
     }
 }
+
+/// A backend on 127.0.0.1 answering `GET /users/{id}` with `{"id": id}`: the upstream of the
+/// source [`users_source`] describes.
+///
+/// # Panics
+///
+/// As [`serve`].
+pub async fn users_backend() -> SocketAddr {
+    use axum::extract::Path;
+    use axum::routing::get;
+    serve(Router::new().route(
+        "/users/{id}",
+        get(|Path(id): Path<u64>| async move {
+            let body = format!("{{\"id\":{id}}}");
+            ([(http::header::CONTENT_TYPE, "application/json")], body)
+        }),
+    ))
+    .await
+}
+
+/// The `courier.toml` tables of a source `demo` on `backend` (a [`users_backend`]) with one
+/// exposed endpoint, `users.get` (`GET /users/:id`).
+pub fn users_source(backend: SocketAddr) -> String {
+    format!(
+        "[sources.demo]\nbase_url = \"http://{backend}\"\n\n\
+         [sources.demo.groups.users]\nprefix = \"/users\"\nexpose = true\n\n\
+         [sources.demo.groups.users.endpoints.get]\nget = \"/:id\"\n"
+    )
+}

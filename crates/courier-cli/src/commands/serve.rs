@@ -251,27 +251,9 @@ pub(crate) fn run(args: &ServeArgs) -> ExitCode {
     runtime.block_on(async move {
         // The channels and streams served here share their topics with every instance on the
         // file's bus.
-        let history = bus
-            .as_ref()
-            .and_then(|bus| bus.history)
-            .map(|(count, age)| History::new(count, age));
-        if let (Some(history), None) = (history, bus.as_ref().and_then(|b| b.redis.as_ref())) {
-            // A history without Redis: this process's rooms keep it.
-            proxy = proxy.hub(Hub::new(LocalBus::with_history(history)));
-        }
-        if let Some((bus, redis)) = bus.as_ref().and_then(|b| Some((b, b.redis.clone()?))) {
-            let mut builder = RedisBus::builder(redis);
-            if let Some(prefix) = &bus.prefix {
-                builder = builder.prefix(prefix.clone());
-            }
-            if let Some(queue) = bus.queue {
-                builder = builder.queue(queue);
-            }
-            if let Some(history) = history {
-                builder = builder.history(history);
-            }
-            match builder.connect().await {
-                Ok(redis) => proxy = proxy.hub(Hub::new(redis)),
+        if let Some(bus) = &bus {
+            match hub_of(bus).await {
+                Ok(hub) => proxy = proxy.hub(hub),
                 Err(e) => {
                     return report::configuration_error(
                         &ConfigurationError::new(ErrorCode::ConfigIo, e.to_string())
@@ -367,6 +349,28 @@ fn log_to_stderr() {
         .with_max_level(level)
         .with_writer(std::io::stderr)
         .try_init();
+}
+
+/// The hub the file's `[bus]` asks for: on its Redis when it names one, else this process's own,
+/// keeping the history the table sets (it names `redis`, `history` or both).
+async fn hub_of(bus: &courier_core::config::Bus) -> Result<Hub, courier_redis::RedisBusError> {
+    let history = bus.history.map(|(count, age)| History::new(count, age));
+    let Some(redis) = &bus.redis else {
+        return Ok(Hub::new(
+            history.map_or_else(LocalBus::new, LocalBus::with_history),
+        ));
+    };
+    let mut builder = RedisBus::builder(redis.clone());
+    if let Some(prefix) = &bus.prefix {
+        builder = builder.prefix(prefix.clone());
+    }
+    if let Some(queue) = bus.queue {
+        builder = builder.queue(queue);
+    }
+    if let Some(history) = history {
+        builder = builder.history(history);
+    }
+    Ok(Hub::new(builder.connect().await?))
 }
 
 /// The buckets of the call durations, in seconds: OpenTelemetry's advice for

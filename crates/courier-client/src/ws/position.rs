@@ -24,22 +24,14 @@ impl Kept {
     /// Reads a server's text frame: the message text to hand on, or `None` for a frame that
     /// only says where the channel is. A positioned message is handed on as its `data`.
     pub(super) fn read(&self, text: String) -> Option<String> {
-        // The server writes its own frames with `type` first; anything else is a message,
-        // and is not parsed twice.
-        if !text.starts_with(r#"{"type":"courier."#) {
-            return Some(text);
-        }
-        let Ok(frame) = serde_json::from_str(&text) else {
-            return Some(text);
-        };
-        match wire::server_frame(frame) {
+        match wire::server_frame(&text) {
             ServerFrame::At(at) => {
-                *self.lock() = Some(at);
+                *self.lock() = Some(at.to_owned());
                 None
             }
             ServerFrame::Message(data, Some(at)) => {
-                *self.lock() = Some(at);
-                Some(data.to_string())
+                *self.lock() = Some(at.to_owned());
+                Some(data.to_owned())
             }
             ServerFrame::Message(_, None) => Some(text),
         }

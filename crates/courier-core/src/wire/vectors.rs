@@ -191,10 +191,12 @@ fn positions() -> Vec<Value> {
     frames
         .into_iter()
         .map(|(what, frame)| {
-            let value: Value = serde_json::from_str(&frame).unwrap_or(Value::Null);
-            let (at, message) = match server_frame(value) {
+            let (at, message) = match server_frame(&frame) {
                 ServerFrame::At(at) => (Some(at), None),
-                ServerFrame::Message(message, at) => (at, Some(message)),
+                ServerFrame::Message(message, at) => (
+                    at,
+                    Some(serde_json::from_str::<Value>(message).unwrap_or(Value::Null)),
+                ),
             };
             json!({ "what": what, "frame": frame, "at": at, "message": message })
         })

@@ -110,3 +110,20 @@ pub(crate) async fn next_answer(tcp: &mut tokio::net::TcpStream) -> (String, Str
     .await
     .expect("an answer within 10 s")
 }
+
+/// Reads until the close frame; its code and reason.
+pub(crate) async fn close_of(ws: &mut Socket) -> (u16, String) {
+    let read = async {
+        let mut seen = Vec::new();
+        while let Some(message) = ws.next().await {
+            if let Ok(Message::Close(Some(frame))) = message {
+                return (u16::from(frame.code), frame.reason.as_str().to_owned());
+            }
+            seen.push(format!("{message:?}"));
+        }
+        panic!("no close frame; saw {seen:?}")
+    };
+    tokio::time::timeout(Duration::from_secs(20), read)
+        .await
+        .expect("closed within 20 s")
+}
