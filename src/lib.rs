@@ -72,6 +72,7 @@
 //! | [`response`] | `HttpResponse`, `FromResponse`, `ResponseBody`, `BodyStream`, `DecodeError` | reading responses into your types |
 //! | [`encode`] | `Form`, `FilePart`, `Part`, `Variables`, `PathTemplate`, … | variables: files to upload, and how variables become a request |
 //! | [`layers`] | one module per layer; [`layers::context`] (`ServedRequest`, `ContextLayer`), [`layers::session`] (`SessionLayer`, `SessionCookies` to sign a user in) | the layers, each usable alone on any `tower::Service` |
+//! | [`mock`] | `Mock`, `Answer`, `When`, `Recorded` | testing an app that calls the API: its upstream mocked, typed |
 //! | [`server`] | `Proxy`, `ProxyError`, `RateLimit`, `Shutdown` | the proxy route a browser calls an API through |
 //! | [`config`], [`routes`] | `Config`, `ProxyPaths`; `Routes`, `Command`, `routes::types` | the config file; the routes record and the browser's routes module |
 //!
@@ -94,6 +95,8 @@
 //! | `coalesce` | [`layers::coalesce`]: `CoalesceLayer` |
 //! | `context` | [`layers::context`]: `ContextLayer`, for the served request in axum handlers (`ServedRequest` is always there) |
 //! | `forward` | [`layers::forward`]: `ForwardLayer` |
+//! | `metrics` | [`layers::metrics`]: `MetricsLayer`, each call's duration through the `metrics` facade |
+//! | `mock` | [`mock`]: `Mock`, an API's upstream mocked for the app's tests, behind a `Caller`, a `ProxyCaller` or a `Proxy`; with `client` |
 //! | `retry` | [`layers::retry`]: `RetryLayer` |
 //! | `session` | [`layers::session`]: `SessionLayer`, and `SessionCookies` to sign a user in |
 //! | `shed` | [`layers::shed`]: `ShedLayer`, a bound on the calls in flight |
@@ -133,6 +136,9 @@ pub use courier_macros::TypeScript;
 pub mod client;
 pub mod error;
 pub mod live;
+#[cfg(feature = "mock")]
+#[doc(inline)]
+pub use courier_client::mock;
 pub mod options;
 pub mod response;
 pub mod routes;

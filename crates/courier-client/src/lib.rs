@@ -74,12 +74,15 @@
 mod caller;
 mod error;
 mod form;
+#[cfg(feature = "mock")]
+pub mod mock;
 mod opener;
 mod progress;
 pub mod proxy;
 mod read;
 #[cfg(feature = "axum")]
 mod response;
+mod sent;
 pub mod sse;
 mod transport;
 pub mod ws;

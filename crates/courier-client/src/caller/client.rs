@@ -4,6 +4,7 @@
 use crate::error::Error;
 use crate::opener::{handshake_request, Opener};
 use crate::read::{self, ReadAs, Reading};
+use crate::sent::Sent;
 use crate::transport::{Transport, TransportCache, TransportService};
 use courier_core::context::ServedRequest;
 use courier_core::encode::Variables;
@@ -77,6 +78,9 @@ struct Inner {
     services: Vec<(Arc<ResolvedEndpoint>, EndpointStack)>,
     ws: courier_core::WsOptions,
     hub: Hub,
+    /// Whether a mock answers the calls: each request then carries its variables
+    /// ([`Sent`]).
+    mocked: bool,
 }
 
 /// Builds a [`Client`]: the API, the default transport's settings, the default retry policy
@@ -90,6 +94,8 @@ pub struct ClientBuilder {
     ws: courier_core::WsOptions,
     hub: Option<Hub>,
     metrics: bool,
+    /// The service that answers every call instead of a transport: a mock's.
+    answering: Option<HttpService>,
 }
 
 impl ClientBuilder {
@@ -156,6 +162,22 @@ impl ClientBuilder {
         self
     }
 
+    /// Answers every call with `mock` instead of a transport, whatever the source, its groups or
+    /// the call name (`fetch`, `dispatcher`): the requests go down the same layers (middleware,
+    /// coalescing, retry, timeouts, session, forwarded headers) and the mock answers them as
+    /// an upstream would. See [`crate::mock`].
+    #[cfg(feature = "mock")]
+    pub fn mock<A: courier_core::typed::ApiSpec>(self, mock: &crate::mock::Mock<A>) -> Self {
+        self.answered_by(mock.service())
+    }
+
+    /// Answers every call with `service` instead of a transport (a mock's).
+    #[cfg(feature = "mock")]
+    pub(crate) fn answered_by(mut self, service: HttpService) -> Self {
+        self.answering = Some(service);
+        self
+    }
+
     /// Builds every endpoint's service.
     ///
     /// # Errors
@@ -167,7 +189,12 @@ impl ClientBuilder {
     pub fn build(self) -> Result<Client, Error> {
         // A definition built for its routes only may have no address to call.
         self.api.check_addressed()?;
-        let transports = TransportCache::new(self.transport).map_err(Error::transport)?;
+        let mocked = self.answering.is_some();
+        let transports = match self.answering {
+            Some(answering) => TransportCache::answered_by(self.transport, answering),
+            None => TransportCache::new(self.transport),
+        }
+        .map_err(Error::transport)?;
         let source = self.api.options();
         let mut middleware = Vec::new();
         if self.metrics {
@@ -204,6 +231,7 @@ impl ClientBuilder {
                 services,
                 ws: self.ws,
                 hub: self.hub.unwrap_or_default(),
+                mocked,
             }),
         })
     }
@@ -486,6 +514,7 @@ impl Client {
             ws: courier_core::WsOptions::default(),
             hub: None,
             metrics: false,
+            answering: None,
         }
     }
 
@@ -573,6 +602,21 @@ impl Client {
     /// ([`CallOptions::context`]), else the one in scope ([`ServedRequest::current`], set by a
     /// `ContextLayer` or the proxy); none outside a server.
     async fn request(
+        &self,
+        endpoint: &ResolvedEndpoint,
+        variables: Variables,
+        options: Option<&CallOptions>,
+    ) -> Result<Request<Body>, Error> {
+        let sent = self.inner.mocked.then(|| Sent::of(&variables));
+        let mut request = self.request_of(endpoint, variables, options).await?;
+        if let Some(sent) = sent {
+            request.extensions_mut().insert(sent);
+        }
+        Ok(request)
+    }
+
+    /// [`Client::request`], without the variables kept for a mock.
+    async fn request_of(
         &self,
         endpoint: &ResolvedEndpoint,
         variables: Variables,

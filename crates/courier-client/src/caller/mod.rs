@@ -116,6 +116,12 @@ impl<A: ApiSpec> CallerBuilder<A> {
         self.map(|c| c.middleware(middleware))
     }
 
+    /// Records each call's duration through the `metrics` facade; see
+    /// [`ClientBuilder::metrics`].
+    pub fn metrics(self, on: bool) -> Self {
+        self.map(|c| c.metrics(on))
+    }
+
     /// The settings of the sockets the caller's channels open; see [`ClientBuilder::ws`].
     pub fn ws(self, ws: courier_core::WsOptions) -> Self {
         self.map(|c| c.ws(ws))
@@ -124,6 +130,12 @@ impl<A: ApiSpec> CallerBuilder<A> {
     /// The hub of the channels the caller joins in process; see [`ClientBuilder::hub`].
     pub fn hub(self, hub: courier_live::Hub) -> Self {
         self.map(|c| c.hub(hub))
+    }
+
+    /// Answers every call with `mock` instead of a transport; see [`ClientBuilder::mock`].
+    #[cfg(feature = "mock")]
+    pub fn mock(self, mock: &crate::mock::Mock<A>) -> Self {
+        self.map(|c| c.mock(mock))
     }
 
     /// Builds the caller.

@@ -177,6 +177,8 @@ pub struct ProxyCallerBuilder<A: ApiSpec> {
     ws: WsOptions,
     transport: Transport,
     layers: Vec<courier_core::Middleware>,
+    /// The service that answers every call instead of the proxy: a mock's.
+    answering: Option<HttpService>,
     shape: PhantomData<fn() -> A>,
 }
 
@@ -197,6 +199,7 @@ impl<A: ApiSpec> ProxyCallerBuilder<A> {
             ws: WsOptions::default(),
             transport: Transport::new(),
             layers: Vec::new(),
+            answering: None,
             shape: PhantomData,
         }
     }
@@ -299,6 +302,17 @@ impl<A: ApiSpec> ProxyCallerBuilder<A> {
         self
     }
 
+    /// Answers every call with `mock` instead of the proxy route: the calls go down the caller's
+    /// own layers (cookies, cancel-previous, coalescing, the timeout) and the mock answers them
+    /// as the proxy passes an upstream's answers on. It stands in for the app server: to test
+    /// the proxy route itself, give the mock to the app's `Proxy` instead
+    /// (`Proxy::source_client(name, mock.client())`). See [`crate::mock`].
+    #[cfg(feature = "mock")]
+    pub fn mock(mut self, mock: &crate::mock::Mock<A>) -> Self {
+        self.answering = Some(mock.service());
+        self
+    }
+
     /// Adds a tower layer to every call, outside coalescing and the timeout; see
     /// [`ClientBuilder::layer`](crate::ClientBuilder::layer).
     pub fn layer<L>(mut self, layer: L) -> Self
@@ -395,8 +409,13 @@ impl<A: ApiSpec> ProxyCallerBuilder<A> {
                 Some(Jar::with_csrf(csrf.cookie, header))
             }
         };
-        let transports = TransportCache::new(self.transport).map_err(Error::transport)?;
-        let client = ProxyClient::new(api, route, transports, self.layers, jar, self.ws)?;
+        let mocked = self.answering.is_some();
+        let transports = match self.answering {
+            Some(answering) => TransportCache::answered_by(self.transport, answering),
+            None => TransportCache::new(self.transport),
+        }
+        .map_err(Error::transport)?;
+        let client = ProxyClient::new(api, route, transports, self.layers, jar, self.ws, mocked)?;
         Ok(Caller::over(client))
     }
 }

@@ -6,6 +6,7 @@ use super::route::Route;
 use crate::error::Error;
 use crate::opener::{handshake_request, Opener};
 use crate::read::{self, Reading};
+use crate::sent::Sent;
 use crate::transport::{TransportCache, TransportService};
 use courier_core::encode::Variables;
 use courier_core::{
@@ -49,6 +50,8 @@ struct Inner {
     /// The stack over the default transport.
     service: HttpService,
     ws: WsOptions,
+    /// Whether a mock answers the calls: each request then carries its variables ([`Sent`]).
+    mocked: bool,
 }
 
 /// The caller's layers, each shared by every endpoint.
@@ -91,6 +94,7 @@ impl ProxyClient {
         layers: Vec<Middleware>,
         jar: Option<Jar>,
         ws: WsOptions,
+        mocked: bool,
     ) -> Result<Self, Error> {
         let stack = Stack {
             jar,
@@ -110,6 +114,7 @@ impl ProxyClient {
                 stack,
                 service,
                 ws,
+                mocked,
             }),
         })
     }
@@ -149,7 +154,7 @@ impl ProxyClient {
         options: Option<&CallOptions>,
     ) -> Result<HttpResponse<R>, Error> {
         let route = &self.inner.route;
-        let mut request = route.request(endpoint, variables, options)?;
+        let mut request = self.request(endpoint, variables, options)?;
         let mut meta = route.meta(endpoint, options);
         let reading = Reading::of(&mut meta);
         request.extensions_mut().insert(meta);
@@ -162,6 +167,22 @@ impl ProxyClient {
             read::response(api, endpoint, response, false, read_as, &reading).await
         };
         reading.bound(answer).await
+    }
+
+    /// `endpoint`'s call written as the proxy route's wire, with its variables kept on it when a
+    /// mock answers.
+    fn request(
+        &self,
+        endpoint: &ResolvedEndpoint,
+        variables: Variables,
+        options: Option<&CallOptions>,
+    ) -> Result<Request<Body>, Error> {
+        let sent = self.inner.mocked.then(|| Sent::of(&variables));
+        let mut request = self.inner.route.request(endpoint, variables, options)?;
+        if let Some(sent) = sent {
+            request.extensions_mut().insert(sent);
+        }
+        Ok(request)
     }
 
     /// Sends `request` through the caller's stack: over the call's own transport when its
@@ -246,11 +267,10 @@ impl Opener for ProxyClient {
         param: Option<(&'static str, &'static str)>,
     ) -> BoxFuture<'a, Result<Response<Body>, Error>> {
         Box::pin(async move {
-            let route = &self.inner.route;
             let opened = async {
-                let mut request = route.request(endpoint, variables, options)?;
+                let mut request = self.request(endpoint, variables, options)?;
                 handshake_request(&mut request, headers, param)?;
-                let mut meta = route.meta(endpoint, options);
+                let mut meta = self.inner.route.meta(endpoint, options);
                 // The deadline bounds the answer's head; its body streams on.
                 let reading = Reading::of(&mut meta);
                 request.extensions_mut().insert(meta);

@@ -56,6 +56,9 @@ pub struct TransportCache {
 struct Inner {
     base: Transport,
     default: Pooled,
+    /// The one service that answers every call, whatever its options name: a mock's
+    /// (`ClientBuilder::mock`).
+    answering: Option<HttpService>,
     capacity: usize,
     built: Mutex<Built>,
 }
@@ -80,10 +83,23 @@ impl TransportCache {
             inner: Arc::new(Inner {
                 base,
                 default,
+                answering: None,
                 capacity: capacity.max(1),
                 built: Mutex::new(Built::default()),
             }),
         })
+    }
+
+    /// A cache whose every call, whatever its options name, goes to `service`: a mock's.
+    pub(crate) fn answered_by(
+        base: Transport,
+        service: HttpService,
+    ) -> Result<Self, TransportError> {
+        let mut cache = Self::new(base)?;
+        if let Some(inner) = Arc::get_mut(&mut cache.inner) {
+            inner.answering = Some(service);
+        }
+        Ok(cache)
     }
 
     /// The service to use for a call with these (already resolved) transport options.
@@ -100,6 +116,9 @@ impl TransportCache {
         &self,
         options: &TransportOptions,
     ) -> Result<TransportService, TransportError> {
+        if let Some(answering) = &self.inner.answering {
+            return Ok(TransportService::Right(answering.clone()));
+        }
         if let Some(fetch) = &options.fetch {
             return Ok(TransportService::Right(fetch.service()));
         }
