@@ -1,7 +1,8 @@
 //! `courier serve --metrics ADDR`, the real binary: after known calls through the proxy, a
-//! scrape of `http://ADDR/metrics` counts them in Prometheus's text format — each upstream call's
-//! duration by endpoint and status, and the proxy's refusals by code. The address comes from
-//! the flag, else the file's `[metrics] listen`.
+//! scrape of `http://ADDR/metrics` counts them in Prometheus's text format — each request's
+//! duration at the proxy's call path and each upstream call's, by endpoint and status, and the
+//! proxy's refusals by code. The address comes from the flag, else the file's
+//! `[metrics] listen`.
 
 use std::net::SocketAddr;
 use std::process::Stdio;
@@ -75,7 +76,7 @@ fn sample(text: &str, name: &str, labels: &[&str]) -> Option<f64> {
 }
 
 #[tokio::test]
-async fn a_scrape_counts_the_calls_by_endpoint_and_status_and_the_refusals_by_code() {
+async fn a_scrape_counts_the_requests_and_calls_by_endpoint_and_status_and_the_refusals_by_code() {
     let backend = courier_test_support::users_backend().await;
     let dir = tempfile::tempdir().unwrap();
     let config = dir.path().join("courier.toml");
@@ -111,6 +112,33 @@ async fn a_scrape_counts_the_calls_by_endpoint_and_status_and_the_refusals_by_co
         &["courier_endpoint=\"users.get\"", "le=\"+Inf\""],
     );
     assert_eq!(bucket, Some(2.0), "a histogram: {text}");
+    let served = sample(
+        &text,
+        "http_server_request_duration_count",
+        &[
+            "courier_endpoint=\"users.get\"",
+            "http_route=\"/api/request\"",
+            "http_response_status_code=\"200\"",
+            "http_request_method=\"GET\"",
+        ],
+    );
+    assert_eq!(served, Some(2.0), "{text}");
+    let served_bucket = sample(
+        &text,
+        "http_server_request_duration_bucket",
+        &["courier_endpoint=\"users.get\"", "le=\"+Inf\""],
+    );
+    assert_eq!(served_bucket, Some(2.0), "a histogram: {text}");
+    let unknown = sample(
+        &text,
+        "http_server_request_duration_count",
+        &[
+            "courier_endpoint=\"_OTHER\"",
+            "error_type=\"ENDPOINT_NOT_IN_ROUTES\"",
+            "http_response_status_code=\"404\"",
+        ],
+    );
+    assert_eq!(unknown, Some(1.0), "{text}");
     let refused = sample(
         &text,
         "courier_proxy_refusals",

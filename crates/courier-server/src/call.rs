@@ -2,6 +2,7 @@
 //! the source's [`Client`] with the browser's request as the served context.
 
 use crate::address::Addressed;
+use crate::gauges::TimedCall;
 use crate::refusal::Refusal;
 use crate::Proxy;
 use axum::body::Body as AxumBody;
@@ -15,6 +16,7 @@ use courier_core::wire::WireQuery;
 use courier_core::{CallOptions, EndpointDef, Kind, ResolvedEndpoint, ResponseType};
 use courier_layers::allow_headers::AllowHeadersLayer;
 use courier_layers::cache::CacheRule;
+use futures_util::future::Either;
 use futures_util::FutureExt;
 use http::header::{AGE, CACHE_CONTROL, CONTENT_TYPE, SET_COOKIE};
 use hyper::body::Incoming;
@@ -33,23 +35,56 @@ pub(crate) fn serve_at_front(
     request: Request<Incoming>,
     peer: SocketAddr,
 ) -> impl Future<Output = Result<Response, Infallible>> {
-    serve(proxy, request, Some(peer)).map(|served| Ok(served.into_response()))
+    serve(proxy, request, Some(peer)).map(Ok)
 }
 
 /// The call route's handler, under axum's router.
 pub(crate) async fn serve_call(
     State(proxy): State<Arc<Proxy>>,
     request: Request<AxumBody>,
-) -> Result<Response, Refusal> {
+) -> Response {
     let peer = peer_of(request.extensions());
     serve(proxy, request, peer).await
 }
 
-/// One call: the browser's `request`, from `peer`.
-async fn serve<B>(
+/// One call, the browser's `request` from `peer`, answered: a refusal as its JSON. Both ways in
+/// ([`serve_at_front`], [`serve_call`]) come here, so here alone the call is timed
+/// ([`TimedCall`]) when the proxy's metrics are on; when they are off, the call's own future is
+/// returned as it is, for a branch.
+fn serve<B>(
     proxy: Arc<Proxy>,
     request: Request<B>,
     peer: Option<SocketAddr>,
+) -> impl Future<Output = Response>
+where
+    B: http_body::Body<Data = bytes::Bytes> + Send + 'static,
+    B::Error: Into<axum::BoxError>,
+{
+    if !proxy.metrics {
+        return Either::Left(call(proxy, request, peer, None).map(answered));
+    }
+    Either::Right(async move {
+        let mut timed = TimedCall::start(request.method());
+        let called = call(Arc::clone(&proxy), request, peer, Some(&mut timed)).await;
+        let refused = called.as_ref().err().map(Refusal::code);
+        let response = answered(called);
+        timed.record(&proxy.http_path, response.status(), refused);
+        response
+    })
+}
+
+/// A call's answer: its response, or its refusal's.
+fn answered(called: Result<Response, Refusal>) -> Response {
+    called.unwrap_or_else(IntoResponse::into_response)
+}
+
+/// One call: the browser's `request`, from `peer`; what it addresses, once found, told to
+/// `timed`.
+async fn call<B>(
+    proxy: Arc<Proxy>,
+    request: Request<B>,
+    peer: Option<SocketAddr>,
+    timed: Option<&mut TimedCall>,
 ) -> Result<Response, Refusal>
 where
     B: http_body::Body<Data = bytes::Bytes> + Send + 'static,
@@ -69,6 +104,9 @@ where
         variables,
         query,
     } = Addressed::read(&proxy, &parts)?;
+    if let Some(timed) = timed {
+        timed.addressed(endpoint.meta());
+    }
     if let Some(limiter) = &proxy.rate_limit {
         limiter.check(client.session(), &parts.headers, peer)?;
     }
@@ -98,20 +136,18 @@ where
         .await;
     // 4. The answer: the upstream's, through the allow-lists; or the refusal of a failed call
     //    (a broken upload's own, when one broke it off).
-    let response = match called {
-        Ok(upstream) => answer(
-            &proxy,
-            client.api(),
-            &endpoint,
-            http,
-            browser_rule,
-            upstream,
-        ),
-        Err(e) => match upload.take() {
-            Some(refusal) => refusal.into_response(),
-            None => failure(e),
-        },
+    let upstream = match called {
+        Ok(upstream) => upstream,
+        Err(e) => return Err(upload.take().unwrap_or_else(|| failure(e))),
     };
+    let response = answer(
+        &proxy,
+        client.api(),
+        &endpoint,
+        http,
+        browser_rule,
+        upstream,
+    );
     Ok(with_served_headers(response))
 }
 
@@ -387,12 +423,12 @@ fn with_served_headers(mut response: Response) -> Response {
 ///
 /// A 502 or 504 is logged (`tracing`, at `error`) with the upstream's address; the browser's
 /// answer names the endpoint and the cause but not the upstream's host.
-pub(crate) fn failure(error: Error) -> Response {
+pub(crate) fn failure(error: Error) -> Refusal {
     if let Some(refused) = error.refused() {
-        return Refusal::Layer(refused).into_response();
+        return Refusal::Layer(refused);
     }
     if error.is_configuration() {
-        return Refusal::BadRequest(error.to_string()).into_response();
+        return Refusal::BadRequest(error.to_string());
     }
     let timeout = error.is_timeout();
     tracing::error!(
@@ -407,5 +443,4 @@ pub(crate) fn failure(error: Error) -> Response {
     } else {
         Refusal::UpstreamUnreachable(message)
     }
-    .into_response()
 }

@@ -126,6 +126,7 @@ mod stream;
 mod upload;
 mod wire;
 
+pub use self::gauges::SERVER_REQUEST_DURATION;
 pub use self::proxy::{Proxy, ProxyError};
 pub use self::rate::RateLimit;
 pub use self::shutdown::Shutdown;

@@ -53,8 +53,9 @@ pub struct Proxy {
     max_connections: Option<usize>,
     /// The bound on one client address's open connections, if any.
     max_connections_per_client: Option<NonZeroUsize>,
-    /// Whether the clients the proxy builds record their calls' durations.
-    metrics: bool,
+    /// Whether the clients the proxy builds record their calls' durations, and the call route
+    /// its requests'.
+    pub(crate) metrics: bool,
 }
 
 impl Default for Proxy {
@@ -139,14 +140,18 @@ impl Proxy {
         self
     }
 
-    /// Has the clients the proxy builds for its sources ([`Proxy::source`]) record each call's
-    /// duration (`ClientBuilder::metrics`: `http.client.request.duration` by endpoint, method,
-    /// status and error), beside what the proxy counts of itself whether or not this is set:
-    /// `courier.proxy.refusals` by code, and the gauges `courier.proxy.open_streams` and
-    /// `courier.proxy.open_channels`. All of it through the `metrics` facade, to whatever
-    /// recorder the app installs (`courier serve --metrics` installs a Prometheus one). A
-    /// source given with its client ([`Proxy::source_client`]) records as that client was
-    /// built.
+    /// Has the proxy record the duration of each request at its call route
+    /// ([`SERVER_REQUEST_DURATION`](crate::SERVER_REQUEST_DURATION):
+    /// `http.server.request.duration` by method, route, status, error and endpoint, each label
+    /// of a fixed set whatever a request says), and the clients it builds for its sources
+    /// ([`Proxy::source`]) each call's (`ClientBuilder::metrics`: `http.client.request.duration`
+    /// by endpoint, method, status and error); beside what the proxy counts of itself whether or
+    /// not this is set: `courier.proxy.refusals` by code, and the gauges
+    /// `courier.proxy.open_streams` and `courier.proxy.open_channels`. All of it through the
+    /// `metrics` facade, to whatever recorder the app installs (`courier serve --metrics`
+    /// installs a Prometheus one). Off by default, when the call route spends a branch on it. A
+    /// source given with its client ([`Proxy::source_client`]) records its calls as that client
+    /// was built.
     pub fn metrics(mut self, on: bool) -> Self {
         self.metrics = on;
         for name in self.built.clone() {

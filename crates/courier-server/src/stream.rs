@@ -251,6 +251,6 @@ async fn proxy_stream(
             });
             call::respond(upstream, &allow, endpoint.meta())
         }
-        Err(e) => call::failure(e),
+        Err(e) => call::failure(e).into_response(),
     }
 }

@@ -1,10 +1,12 @@
 //! A `metrics` recorder for tests: it keeps every histogram value and counter increment with its
-//! name and labels.
+//! name and labels, and each gauge's value.
 
 use metrics::{
-    Counter, Gauge, Histogram, HistogramFn, Key, KeyName, Metadata, Recorder, SharedString, Unit,
+    Counter, Gauge, GaugeFn, Histogram, HistogramFn, Key, KeyName, Metadata, Recorder,
+    SharedString, Unit,
 };
-use std::sync::{Arc, Mutex};
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, MutexGuard};
 
 /// One value a histogram recorded.
 #[derive(Clone, Debug, PartialEq)]
@@ -18,9 +20,16 @@ pub struct Recorded {
 }
 
 /// A recorder that keeps every histogram value and counter increment (a counter's as its
-/// increment, in [`Recorded::value`]); gauges record nothing.
+/// increment, in [`Recorded::value`]), and each gauge's value ([`Capture::gauge`]).
 #[derive(Clone, Default)]
-pub struct Capture(Arc<Mutex<Vec<Recorded>>>);
+pub struct Capture(Arc<Mutex<Kept>>);
+
+/// What a [`Capture`] keeps.
+#[derive(Default)]
+struct Kept {
+    recorded: Vec<Recorded>,
+    gauges: HashMap<Key, f64>,
+}
 
 impl Capture {
     /// Runs `future` to its end on a current-thread tokio runtime of its own, with this recorder
@@ -39,8 +48,30 @@ impl Capture {
 
     /// What was recorded so far.
     pub fn recorded(&self) -> Vec<Recorded> {
-        self.0.lock().unwrap_or_else(|e| e.into_inner()).clone()
+        kept(&self.0).recorded.clone()
     }
+
+    /// The value of the gauge `name` without labels: where its increments, decrements and sets
+    /// have left it; `None` while none was made.
+    pub fn gauge(&self, name: &str) -> Option<f64> {
+        kept(&self.0)
+            .gauges
+            .get(&Key::from_name(name.to_owned()))
+            .copied()
+    }
+
+    /// The handle of the counter, gauge or histogram `key`.
+    fn one(&self, key: &Key) -> Arc<One> {
+        Arc::new(One {
+            key: key.clone(),
+            kept: Arc::clone(&self.0),
+        })
+    }
+}
+
+/// The kept records, whatever a panicking holder left them as.
+fn kept(kept: &Mutex<Kept>) -> MutexGuard<'_, Kept> {
+    kept.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 /// The value of the label `key`.
@@ -53,7 +84,14 @@ pub fn label<'a>(labels: &'a [(String, String)], key: &str) -> Option<&'a str> {
 
 struct One {
     key: Key,
-    seen: Arc<Mutex<Vec<Recorded>>>,
+    kept: Arc<Mutex<Kept>>,
+}
+
+impl One {
+    /// Moves the gauge's value with `change`.
+    fn gauge(&self, change: impl FnOnce(&mut f64)) {
+        change(kept(&self.kept).gauges.entry(self.key.clone()).or_default());
+    }
 }
 
 impl metrics::CounterFn for One {
@@ -79,10 +117,21 @@ impl HistogramFn for One {
                 .collect(),
             value,
         };
-        self.seen
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .push(recorded);
+        kept(&self.kept).recorded.push(recorded);
+    }
+}
+
+impl GaugeFn for One {
+    fn increment(&self, value: f64) {
+        self.gauge(|gauge| *gauge += value);
+    }
+
+    fn decrement(&self, value: f64) {
+        self.gauge(|gauge| *gauge -= value);
+    }
+
+    fn set(&self, value: f64) {
+        self.gauge(|gauge| *gauge = value);
     }
 }
 
@@ -91,18 +140,12 @@ impl Recorder for Capture {
     fn describe_gauge(&self, _: KeyName, _: Option<Unit>, _: SharedString) {}
     fn describe_histogram(&self, _: KeyName, _: Option<Unit>, _: SharedString) {}
     fn register_counter(&self, key: &Key, _: &Metadata<'_>) -> Counter {
-        Counter::from_arc(Arc::new(One {
-            key: key.clone(),
-            seen: Arc::clone(&self.0),
-        }))
+        Counter::from_arc(self.one(key))
     }
-    fn register_gauge(&self, _: &Key, _: &Metadata<'_>) -> Gauge {
-        Gauge::noop()
+    fn register_gauge(&self, key: &Key, _: &Metadata<'_>) -> Gauge {
+        Gauge::from_arc(self.one(key))
     }
     fn register_histogram(&self, key: &Key, _: &Metadata<'_>) -> Histogram {
-        Histogram::from_arc(Arc::new(One {
-            key: key.clone(),
-            seen: Arc::clone(&self.0),
-        }))
+        Histogram::from_arc(self.one(key))
     }
 }

@@ -108,10 +108,11 @@ pub(crate) struct ServeArgs {
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
     pub(crate) rate_burst: Option<u32>,
 
-    /// Serve metrics in Prometheus's text format at `http://ADDR/metrics`: each upstream call's
-    /// duration by endpoint, method, status and error (`http.client.request.duration`), the
-    /// proxy's refusals by code, its open streams and channels. Default: the file's
-    /// `[metrics] listen`, else none.
+    /// Serve metrics in Prometheus's text format at `http://ADDR/metrics`: each request's
+    /// duration at the proxy's call path by method, route, status, error and endpoint
+    /// (`http.server.request.duration`), each upstream call's by endpoint, method, status and
+    /// error (`http.client.request.duration`), the proxy's refusals by code, its open streams
+    /// and channels. Default: the file's `[metrics] listen`, else none.
     #[arg(long, value_name = "ADDR")]
     pub(crate) metrics: Option<SocketAddr>,
 
@@ -374,7 +375,7 @@ async fn hub_of(bus: &courier_core::config::Bus) -> Result<Hub, courier_redis::R
 }
 
 /// The buckets of the call durations, in seconds: OpenTelemetry's advice for
-/// `http.client.request.duration`.
+/// `http.client.request.duration` and `http.server.request.duration` alike.
 const DURATION_BUCKETS: [f64; 14] = [
     0.005, 0.01, 0.025, 0.05, 0.075, 0.1, 0.25, 0.5, 0.75, 1.0, 2.5, 5.0, 7.5, 10.0,
 ];
@@ -383,9 +384,11 @@ const DURATION_BUCKETS: [f64; 14] = [
 /// `addr`, on this runtime; the address bound.
 async fn serve_metrics(addr: SocketAddr) -> Result<SocketAddr, String> {
     use metrics_exporter_prometheus::{Matcher, PrometheusBuilder};
-    let duration = Matcher::Full(courier_layers::metrics::CLIENT_REQUEST_DURATION.to_owned());
+    let client = Matcher::Full(courier_layers::metrics::CLIENT_REQUEST_DURATION.to_owned());
+    let server = Matcher::Full(courier_server::SERVER_REQUEST_DURATION.to_owned());
     let handle = PrometheusBuilder::new()
-        .set_buckets_for_metric(duration, &DURATION_BUCKETS)
+        .set_buckets_for_metric(client, &DURATION_BUCKETS)
+        .and_then(|builder| builder.set_buckets_for_metric(server, &DURATION_BUCKETS))
         .and_then(PrometheusBuilder::install_recorder)
         .map_err(|e| e.to_string())?;
     let listener = tokio::net::TcpListener::bind(addr)

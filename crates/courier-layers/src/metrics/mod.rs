@@ -170,8 +170,17 @@ where
     }
 }
 
-/// A method as OpenTelemetry names it: RFC 9110's and PATCH, else `_OTHER`.
-fn method(method: &Method) -> &'static str {
+/// A method as OpenTelemetry's `http.request.method` names it: RFC 9110's and PATCH, else
+/// `_OTHER`, so that the label's values stay a fixed set whatever method a request carries. The
+/// proxy labels the requests at its call route with it too (`http.server.request.duration`).
+///
+/// ```
+/// use courier::layers::metrics::method;
+///
+/// assert_eq!(method(&http::Method::GET), "GET");
+/// assert_eq!(method(&http::Method::from_bytes(b"PURGE").unwrap()), "_OTHER");
+/// ```
+pub fn method(method: &Method) -> &'static str {
     match *method {
         Method::GET => "GET",
         Method::POST => "POST",
