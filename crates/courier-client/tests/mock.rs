@@ -322,3 +322,14 @@ async fn behind_a_proxy_caller_the_mock_answers_the_proxy_wire() {
         .unwrap_err();
     assert_eq!(missing.status_code(), 501);
 }
+
+#[tokio::test]
+async fn a_stream_refused_then_opened_takes_its_answers_in_turn() {
+    let mock = Mock::new(api()).unwrap();
+    mock.on(|api| api.users().services().changes())
+        .answers([Answer::status(503), Answer::events([ada()])]);
+    // The refused opening is retried, as a read is, and the next attempt opens.
+    let mut events = mock.caller().users().changes().await.unwrap();
+    assert_eq!(events.next().await.unwrap().unwrap().data, ada());
+    assert_eq!(mock.calls(|api| api.users().services().changes()).len(), 2);
+}

@@ -139,16 +139,26 @@ impl Answer {
     }
 
     /// A stream's opening, then `events`' data, each serialized to JSON, then whatever the test
-    /// pushes ([`Mock::push`](super::Mock::push)). The stream stays open.
+    /// pushes ([`Mock::push`](super::Mock::push)). The stream stays open. In a sequence
+    /// ([`When::answers`](super::When::answers)), each attempt to open takes the next answer: a
+    /// stream refused first (`Answer::status(503)`) is retried as a read is, and opened.
+    ///
+    /// # Panics
+    ///
+    /// When an event does not serialize to JSON.
     #[track_caller]
-    pub(super) fn events<T: Serialize>(events: impl IntoIterator<Item = T>) -> Self {
+    pub fn events<T: Serialize>(events: impl IntoIterator<Item = T>) -> Self {
         Self::reply(Reply::Events(texts(events)))
     }
 
     /// A channel's opening, then `messages`, each serialized to JSON, then whatever the test
     /// pushes. The channel stays open.
+    ///
+    /// # Panics
+    ///
+    /// When a message does not serialize to JSON.
     #[track_caller]
-    pub(super) fn messages<T: Serialize>(messages: impl IntoIterator<Item = T>) -> Self {
+    pub fn messages<T: Serialize>(messages: impl IntoIterator<Item = T>) -> Self {
         Self::reply(Reply::Messages(texts(messages)))
     }
 

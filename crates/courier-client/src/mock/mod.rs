@@ -60,8 +60,8 @@
 //! - the request recorded ([`Recorded`]) is what the upstream would be sent: the session's
 //!   cookies, forwarded headers, an `Idempotency-Key`.
 //!
-//! A [`Proxy`](../../courier_server/struct.Proxy.html) tested without an upstream is given the
-//! mock's client: `Proxy::new().source_client("users", mock.client())`. Its route then runs
+//! A proxy route (`courier::server::Proxy`) tested without an upstream is given the mock's
+//! client: `Proxy::new().source_client("users", mock.client())`. Its route then runs
 //! every check on the browser's request, and the mock answers the calls it lets through.
 //!
 //! # Which answer

@@ -78,16 +78,7 @@ impl TransportCache {
 
     /// Like [`new`](Self::new), keeping at most `capacity` dispatcher transports (at least one).
     pub fn with_capacity(base: Transport, capacity: usize) -> Result<Self, TransportError> {
-        let default = base.clone().build_pooled()?;
-        Ok(Self {
-            inner: Arc::new(Inner {
-                base,
-                default,
-                answering: None,
-                capacity: capacity.max(1),
-                built: Mutex::new(Built::default()),
-            }),
-        })
+        Self::build(base, capacity, None)
     }
 
     /// A cache whose every call, whatever its options name, goes to `service`: a mock's.
@@ -95,11 +86,24 @@ impl TransportCache {
         base: Transport,
         service: HttpService,
     ) -> Result<Self, TransportError> {
-        let mut cache = Self::new(base)?;
-        if let Some(inner) = Arc::get_mut(&mut cache.inner) {
-            inner.answering = Some(service);
-        }
-        Ok(cache)
+        Self::build(base, DEFAULT_CAPACITY, Some(service))
+    }
+
+    fn build(
+        base: Transport,
+        capacity: usize,
+        answering: Option<HttpService>,
+    ) -> Result<Self, TransportError> {
+        let default = base.clone().build_pooled()?;
+        Ok(Self {
+            inner: Arc::new(Inner {
+                base,
+                default,
+                answering,
+                capacity: capacity.max(1),
+                built: Mutex::new(Built::default()),
+            }),
+        })
     }
 
     /// The service to use for a call with these (already resolved) transport options.
