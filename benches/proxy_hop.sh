@@ -30,7 +30,8 @@
 # With COURIER_BEFORE=/path/to/another/courier, that build's `courier serve` is measured in
 # each round too, and counted under callgrind, for a before and after on the same load. With
 # COURIER_SERVE_FLAGS (`--rate-limit 100000000`, say), this build's `courier serve --threads 1`
-# is counted with those flags, and COURIER_BEFORE's without: what a setting costs.
+# is counted with those flags, and COURIER_BEFORE's without: what a setting costs. With
+# KEEP_PROFILES=DIR, the callgrind profiles are kept in DIR (for callgrind_annotate --inclusive).
 #
 # Needs nginx, wrk, Node (and valgrind for --callgrind): apt-get install nginx-light wrk nodejs
 # valgrind.
@@ -244,6 +245,7 @@ count() { # NAME PORT SCRIPT COMMAND...: instructions per request under callgrin
   kill "$pid"; wait "$pid" 2>/dev/null || true
   instructions=$(callgrind_annotate "$out.1" 2>/dev/null | awk '/PROGRAM TOTALS/ {gsub(",", "", $1); print $1}')
   echo "$requests" > "$out.requests"
+  if [ -n "${KEEP_PROFILES:-}" ]; then mkdir -p "$KEEP_PROFILES"; cp "$out.1" "$out.requests" "$KEEP_PROFILES/"; fi
   echo "$name under callgrind: $requests requests, $((instructions / requests)) instructions each"
 }
 parts() { # COURIER_NAME FLOOR_NAME: where courier's instructions go beyond the floor's, part by part

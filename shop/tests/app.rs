@@ -178,10 +178,8 @@ async fn dropping_orders_api() -> (String, Arc<Mutex<Vec<String>>>) {
                 continue; // placed, and the answer lost
             }
             let body = json!({ "id": id, "item": "book", "cents": 1200 }).to_string();
-            let answer = format!(
-                "HTTP/1.1 201 Created\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n{body}",
-                body.len()
-            );
+            let head = "HTTP/1.1 201 Created\r\ncontent-type: application/json";
+            let answer = format!("{head}\r\ncontent-length: {}\r\n\r\n{body}", body.len());
             let _ = socket.write_all(answer.as_bytes()).await;
         }
     });

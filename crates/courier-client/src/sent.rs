@@ -7,7 +7,10 @@ use serde_json::{Map, Value};
 /// client answers through a mock (`ClientBuilder::mock`): what the mock matches its answers on
 /// and records. No other client puts it there.
 #[derive(Clone, Debug)]
-pub(crate) struct Sent(pub(crate) Value);
+pub(crate) struct Sent(
+    // Read by the mock only.
+    #[cfg_attr(not(feature = "mock"), allow(dead_code))] pub(crate) Value,
+);
 
 impl Sent {
     /// The JSON of `variables`: as they are; `null` for none; an upload's form as an object of

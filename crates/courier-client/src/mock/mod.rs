@@ -4,7 +4,8 @@
 //! A [`Mock`] is built from the same [`Api`] the app calls. A test says what each endpoint
 //! answers — [`Mock::on`] picks the endpoint through the typed views, as a call would — and
 //! gives the app a caller whose calls the mock answers: [`Mock::caller`], or any client built
-//! with [`ClientBuilder::mock`](crate::ClientBuilder::mock), [`CallerBuilder::mock`](crate::CallerBuilder::mock) or
+//! with [`ClientBuilder::mock`](crate::ClientBuilder::mock),
+//! [`CallerBuilder::mock`](crate::CallerBuilder::mock) or
 //! [`ProxyCallerBuilder::mock`](crate::proxy::ProxyCallerBuilder::mock).
 //!
 //! ```
@@ -114,8 +115,8 @@ impl<A: ApiSpec> Mock<A> {
     ///
     /// # Errors
     ///
-    /// As [`ClientBuilder::build`]: an endpoint without an address (a definition built for its
-    /// routes only).
+    /// As [`ClientBuilder::build`](crate::ClientBuilder::build): an endpoint without an
+    /// address (a definition built for its routes only).
     pub fn new(api: Api<A>) -> Result<Self, Error> {
         let state = Arc::new(State::default());
         let service = HttpService::new(Answering(Arc::clone(&state)));
@@ -290,7 +291,7 @@ pub type Picked<E, M = Data> = Result<EndpointService<Client, E, M>, Configurati
 /// ([`When::delay`]), then given with one of the answering methods, which are typed by the
 /// endpoint's kind: [`returns`](When::returns) for an HTTP endpoint's value,
 /// [`events`](When::events) for a stream's, [`messages`](When::messages) for a channel's.
-#[must_use = "nothing is answered until an answering method (`returns`, `fails`, `answers`, …) is called"]
+#[must_use = "nothing is answered until an answering method (`returns`, `answers`, …) is called"]
 pub struct When<'m, E> {
     state: &'m State,
     path: Arc<str>,
