@@ -162,8 +162,8 @@ impl ClientBuilder {
         self
     }
 
-    /// Answers every call with `mock` instead of a transport, whatever the source, its groups or
-    /// the call name (`fetch`, `dispatcher`): the requests go down the same layers (middleware,
+    /// Answers every call with `mock` instead of a transport, whatever transport the source, its
+    /// groups or the call name (`fetch`, `dispatcher`): the requests go down the same layers (middleware,
     /// coalescing, retry, timeouts, session, forwarded headers) and the mock answers them as
     /// an upstream would. See [`crate::mock`].
     #[cfg(feature = "mock")]
