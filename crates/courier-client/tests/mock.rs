@@ -333,3 +333,66 @@ async fn a_stream_refused_then_opened_takes_its_answers_in_turn() {
     assert_eq!(events.next().await.unwrap().unwrap().data, ada());
     assert_eq!(mock.calls(|api| api.users().services().changes()).len(), 2);
 }
+
+#[tokio::test]
+async fn behind_a_proxy_caller_a_channel_opens_and_its_hello_is_not_a_message() {
+    let mock = Mock::new(api()).unwrap();
+    let hello = Chat {
+        text: "hello".into(),
+    };
+    mock.on(|api| api.users().services().room())
+        .messages([hello.clone()]);
+    let paths = courier::config::ProxyPaths {
+        ws: Some("/api/ws".into()),
+        ..courier::config::ProxyPaths::default()
+    };
+    let caller = ProxyCaller::<Example>::source("http://app.test", "users", api())
+        .proxy_path(paths)
+        .header("x-tenant", "acme")
+        .mock(&mock)
+        .build()
+        .unwrap();
+    let mut room = caller
+        .users()
+        .room(Room { room: "a".into() })
+        .await
+        .unwrap();
+    assert_eq!(room.next().await.unwrap().unwrap(), hello);
+    room.send(Chat { text: "hi".into() }).unwrap();
+    let received = tokio::time::timeout(Duration::from_secs(5), async {
+        loop {
+            let received = mock.received(|api| api.users().services().room());
+            if !received.is_empty() {
+                return received;
+            }
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+    })
+    .await
+    .unwrap();
+    // The proxy caller's hello (its default headers) is courier's, not the channel's.
+    assert_eq!(received, [json!({ "text": "hi" })]);
+    let calls = mock.calls(|api| api.users().services().room());
+    assert_eq!(calls[0].uri.path(), "/api/ws");
+}
+
+#[tokio::test]
+async fn an_answers_headers_reach_the_error_and_reset_forgets_everything() {
+    let mock = Mock::new(api()).unwrap();
+    mock.on(|api| api.users().services().get())
+        .answer(Answer::status(418).header("x-reason", "teapot"));
+    let caller = mock.caller();
+    let error = caller.users().get(UserId(7)).await.unwrap_err();
+    let headers = &error.http_error().unwrap().headers;
+    assert_eq!(headers["x-reason"], "teapot");
+    assert_eq!(mock.all_calls().len(), 1);
+
+    mock.reset();
+    assert!(mock.all_calls().is_empty());
+    let unanswered = caller.users().get(UserId(7)).await.unwrap_err();
+    assert_eq!(
+        unanswered.status_code(),
+        501,
+        "its answers are forgotten too"
+    );
+}
