@@ -396,3 +396,57 @@ async fn an_answers_headers_reach_the_error_and_reset_forgets_everything() {
         "its answers are forgotten too"
     );
 }
+
+#[tokio::test]
+async fn a_runtime_tree_is_mocked_by_dotted_path() {
+    let mock = Mock::untyped(api().into_def()).unwrap();
+    mock.on_path("users.get")
+        .with(&json!(7))
+        .returns(&json!({ "id": 7, "name": "Ada" }));
+    mock.on_path("users.room")
+        .answer(Answer::messages([json!({ "text": "hello" })]));
+    let client = mock.client();
+
+    let user = client.call("users.get", json!(7)).await.unwrap();
+    assert_eq!(user.data["name"], "Ada");
+    assert_eq!(mock.calls_at("users.get")[0].variables, json!(7));
+    let other = client.call("users.get", json!(8)).await.unwrap_err();
+    assert_eq!(other.status_code(), 501, "answered for 7 only");
+
+    let mut room = client
+        .channel("users.room", json!({ "room": "a" }), None)
+        .await
+        .unwrap();
+    assert_eq!(
+        room.next().await.unwrap().unwrap(),
+        json!({ "text": "hello" })
+    );
+    assert_eq!(mock.push_at("users.room", &json!({ "text": "more" })), 1);
+    assert_eq!(
+        room.next().await.unwrap().unwrap(),
+        json!({ "text": "more" })
+    );
+    room.send(json!({ "text": "hi" })).unwrap();
+    let received = tokio::time::timeout(Duration::from_secs(5), async {
+        loop {
+            let received = mock.received_at("users.room");
+            if !received.is_empty() {
+                return received;
+            }
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+    })
+    .await
+    .unwrap();
+    assert_eq!(received, [json!({ "text": "hi" })]);
+
+    let unknown = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        mock.calls_at("users.nothing");
+    }))
+    .expect_err("no such endpoint");
+    let said = unknown.downcast_ref::<String>().unwrap();
+    assert!(
+        said.contains("`users.nothing` is not an endpoint"),
+        "{said}"
+    );
+}

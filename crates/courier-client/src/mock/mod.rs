@@ -46,6 +46,10 @@
 //! # tokio::runtime::Runtime::new().unwrap().block_on(demo()).unwrap();
 //! ```
 //!
+//! A tree built at runtime (an `ApiDef` without Rust types, or a config file's) is mocked with
+//! [`Mock::untyped`], its endpoints named by dotted path: [`Mock::on_path`],
+//! [`Mock::calls_at`], [`Mock::push_at`], [`Mock::received_at`].
+//!
 //! # Where the mock sits
 //!
 //! The mock is the transport: a call goes down the client's whole stack — its middleware, the
@@ -90,8 +94,10 @@ pub use answer::Answer;
 use crate::caller::{Caller, Client};
 use crate::error::Error;
 use bytes::Bytes;
-use courier_core::typed::{ApiSpec, Channel, Data, Endpoint, EndpointService, Http, Stream};
-use courier_core::{Api, ConfigurationError, HttpService};
+use courier_core::typed::{
+    ApiSpec, Channel, Data, Endpoint, EndpointService, Http, Mode, Scope, Stream,
+};
+use courier_core::{Api, ApiBuilder, ApiDef, ConfigurationError, Dispatch, HttpService};
 use http::{HeaderMap, Method, Uri};
 use serde::Serialize;
 use serde_json::Value;
@@ -118,11 +124,13 @@ impl<A: ApiSpec> Mock<A> {
     /// As [`ClientBuilder::build`](crate::ClientBuilder::build): an endpoint without an
     /// address (a definition built for its routes only).
     pub fn new(api: Api<A>) -> Result<Self, Error> {
+        Self::of(api.into_def())
+    }
+
+    fn of(api: ApiDef) -> Result<Self, Error> {
         let state = Arc::new(State::default());
         let service = HttpService::new(Answering(Arc::clone(&state)));
-        let client = Client::builder(api.into_def())
-            .answered_by(service)
-            .build()?;
+        let client = Client::builder(api).answered_by(service).build()?;
         Ok(Self {
             state,
             client,
@@ -250,6 +258,74 @@ impl<A: ApiSpec> Mock<A> {
         self.state.received(&self.path_of(pick))
     }
 
+    /// What the endpoint at dotted `path` answers, untyped: its variables and values as JSON.
+    /// What [`Mock::on`] is for a runtime tree ([`Mock::untyped`]), or a table of endpoints.
+    ///
+    /// ```
+    /// use courier::mock::Mock;
+    /// use courier::{ApiDef, GroupDef, HttpEndpoint};
+    /// use serde_json::json;
+    ///
+    /// # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
+    /// let api = ApiDef::builder()
+    ///     .base_url("http://users.internal")
+    ///     .group("users", GroupDef::new().prefix("/users").endpoint("get", HttpEndpoint::get("/:id")))
+    ///     .build()?;
+    /// let mock = Mock::untyped(api)?;
+    /// mock.on_path("users.get").with(&json!({ "id": 7 })).returns(&json!({ "name": "Ada" }));
+    ///
+    /// let user = mock.client().call("users.get", json!({ "id": 7 })).await?;
+    /// assert_eq!(user.data["name"], "Ada");
+    /// assert_eq!(mock.calls_at("users.get").len(), 1);
+    /// # Ok(()) }
+    /// # tokio::runtime::Runtime::new().unwrap().block_on(demo()).unwrap();
+    /// ```
+    ///
+    /// # Panics
+    ///
+    /// When the API has no endpoint at `path`.
+    #[track_caller]
+    pub fn on_path(&self, path: &str) -> When<'_, Http<Value, Value>> {
+        When {
+            state: &self.state,
+            path: self.path_at(path),
+            variables: None,
+            delay: None,
+            _endpoint: PhantomData,
+        }
+    }
+
+    /// The calls of the endpoint at dotted `path`; see [`Mock::calls`].
+    ///
+    /// # Panics
+    ///
+    /// When the API has no endpoint at `path`.
+    #[track_caller]
+    pub fn calls_at(&self, path: &str) -> Vec<Recorded> {
+        self.state.calls(Some(&self.path_at(path)))
+    }
+
+    /// Sends `message` to every open stream or channel of the endpoint at dotted `path`; see
+    /// [`Mock::push`].
+    ///
+    /// # Panics
+    ///
+    /// When the API has no endpoint at `path`, or `message` does not serialize to JSON.
+    #[track_caller]
+    pub fn push_at<T: Serialize + ?Sized>(&self, path: &str, message: &T) -> usize {
+        self.state.push(&self.path_at(path), answer::text(message))
+    }
+
+    /// What the clients of the channel at dotted `path` sent it; see [`Mock::received`].
+    ///
+    /// # Panics
+    ///
+    /// When the API has no endpoint at `path`.
+    #[track_caller]
+    pub fn received_at(&self, path: &str) -> Vec<Value> {
+        self.state.received(&self.path_at(path))
+    }
+
     /// Forgets every answer, every call and every message received. Open streams and channels
     /// stay open.
     pub fn reset(&self) {
@@ -262,6 +338,41 @@ impl<A: ApiSpec> Mock<A> {
             Ok(service) => Arc::from(service.path()),
             Err(e) => panic!("courier::mock: {e}"),
         }
+    }
+
+    #[track_caller]
+    fn path_at(&self, path: &str) -> Arc<str> {
+        match self.client.api().endpoint(path) {
+            Some(endpoint) => Arc::from(endpoint.path()),
+            None => panic!("courier::mock: `{path}` is not an endpoint of this API"),
+        }
+    }
+}
+
+impl Mock<Untyped> {
+    /// A mock of the upstream of a runtime tree (an `ApiDef` built without Rust types, or read
+    /// from a config file): its endpoints are named by dotted path ([`Mock::on_path`]), and
+    /// [`Mock::client`] calls them by path (`client.call("users.get", json!({ "id": 7 }))`).
+    ///
+    /// # Errors
+    ///
+    /// As [`Mock::new`].
+    pub fn untyped(api: ApiDef) -> Result<Self, Error> {
+        Self::of(api)
+    }
+}
+
+/// The shape of a mock of a runtime tree ([`Mock::untyped`]): no typed views; its caller derefs
+/// to the [`Client`], which calls by dotted path.
+#[derive(Debug)]
+pub enum Untyped {}
+
+impl ApiSpec for Untyped {
+    type Client<C: Dispatch> = C;
+    type View<'a, C: Dispatch + 'a, M: Mode> = Scope<'a, C, M>;
+
+    fn register(self, _api: ApiBuilder) -> ApiBuilder {
+        match self {}
     }
 }
 
