@@ -76,6 +76,23 @@ fn api() -> Api<Example> {
         .unwrap()
 }
 
+/// What the clients of `users.room` sent the mock, once they have sent something (within 5 s).
+async fn received_by_the_room<A: courier::typed::ApiSpec>(
+    mock: &Mock<A>,
+) -> Vec<serde_json::Value> {
+    tokio::time::timeout(Duration::from_secs(5), async {
+        loop {
+            let received = mock.received_at("users.room");
+            if !received.is_empty() {
+                return received;
+            }
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+    })
+    .await
+    .expect("a message within 5 s")
+}
+
 fn ada() -> User {
     User {
         id: 7,
@@ -281,17 +298,7 @@ async fn a_channel_is_opened_in_memory_given_messages_and_records_what_it_is_sen
     };
     assert_eq!(mock.push(|api| api.users().services().room(), &pushed), 1);
     assert_eq!(room.next().await.unwrap().unwrap(), pushed);
-    let received = tokio::time::timeout(Duration::from_secs(5), async {
-        loop {
-            let received = mock.received(|api| api.users().services().room());
-            if !received.is_empty() {
-                return received;
-            }
-            tokio::time::sleep(Duration::from_millis(5)).await;
-        }
-    })
-    .await
-    .unwrap();
+    let received = received_by_the_room(&mock).await;
     assert_eq!(received, [json!({ "text": "hi" })]);
     let calls = mock.calls(|api| api.users().services().room());
     assert_eq!(calls[0].variables, json!({ "room": "a" }));
@@ -359,17 +366,7 @@ async fn behind_a_proxy_caller_a_channel_opens_and_its_hello_is_not_a_message() 
         .unwrap();
     assert_eq!(room.next().await.unwrap().unwrap(), hello);
     room.send(Chat { text: "hi".into() }).unwrap();
-    let received = tokio::time::timeout(Duration::from_secs(5), async {
-        loop {
-            let received = mock.received(|api| api.users().services().room());
-            if !received.is_empty() {
-                return received;
-            }
-            tokio::time::sleep(Duration::from_millis(5)).await;
-        }
-    })
-    .await
-    .unwrap();
+    let received = received_by_the_room(&mock).await;
     // The proxy caller's hello (its default headers) is courier's, not the channel's.
     assert_eq!(received, [json!({ "text": "hi" })]);
     let calls = mock.calls(|api| api.users().services().room());
@@ -427,17 +424,7 @@ async fn a_runtime_tree_is_mocked_by_dotted_path() {
         json!({ "text": "more" })
     );
     room.send(json!({ "text": "hi" })).unwrap();
-    let received = tokio::time::timeout(Duration::from_secs(5), async {
-        loop {
-            let received = mock.received_at("users.room");
-            if !received.is_empty() {
-                return received;
-            }
-            tokio::time::sleep(Duration::from_millis(5)).await;
-        }
-    })
-    .await
-    .unwrap();
+    let received = received_by_the_room(&mock).await;
     assert_eq!(received, [json!({ "text": "hi" })]);
 
     let unknown = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {

@@ -9,7 +9,6 @@ use courier_core::{
     StreamHandler, StreamRequest,
 };
 use courier_live::{History, Hub, LocalBus, TopicBus};
-use courier_server::Proxy;
 use futures_util::{SinkExt, StreamExt};
 use serde_json::{json, Value};
 use std::net::SocketAddr;
@@ -54,16 +53,7 @@ async fn serve(count: usize) -> (SocketAddr, Hub) {
         .group("live", group)
         .build()
         .unwrap();
-    let client = courier_client::Client::builder(api)
-        .hub(hub.clone())
-        .build()
-        .unwrap();
-    let app = Proxy::new()
-        .source_client("demo", client)
-        .ws_path("/api/ws")
-        .into_router()
-        .expect("the proxy builds");
-    (courier_test_support::serve(app).await, hub)
+    (support::serve_on(api, &hub).await, hub)
 }
 
 /// Joins the room with a hello carrying `since` (`None`: no hello, no positions).
@@ -259,16 +249,7 @@ async fn a_proxy_callers_channel_comes_back_with_its_position_and_misses_nothing
         .build_typed(Demo { chat })
         .unwrap();
     let routes = courier::routes::Routes::from_api("demo", api.def());
-    let client = courier_client::Client::builder(api.def().clone())
-        .hub(hub.clone())
-        .build()
-        .unwrap();
-    let app = Proxy::new()
-        .source_client("demo", client)
-        .ws_path("/api/ws")
-        .into_router()
-        .unwrap();
-    let addr = courier_test_support::serve(app).await;
+    let addr = support::serve_on(api.def().clone(), &hub).await;
     let caller = courier::ProxyCaller::<Demo>::routes(format!("http://{addr}"), routes)
         .proxy_path(courier::config::ProxyPaths {
             ws: Some("/api/ws".into()),

@@ -395,25 +395,35 @@ describe("positions and recovery", () => {
   /** A position as courier writes one: `EPOCH:OFFSET`. */
   const POSITION = /^[A-Za-z0-9_-]{1,64}:[0-9]+$/;
 
+  /**
+   * Ada and Bob in `room`, Ada's socket through a relay: Ada's network is cut, Bob says
+   * `while away 1` … `while away N`, and the network is restored. Ada's position before the
+   * cut, and her sockets as they spoke.
+   */
+  async function awayWhileSaid(network, room, count) {
+    const ada = await fixture.page();
+    const bob = await fixture.page();
+    const adaSockets = sockets(ada);
+    await join(ada, { user: "ada", room, ws: `${network.origin}/api/ws` });
+    await join(bob, { user: "bob", room, ws: "/api/ws" });
+    await heard(ada, "bob is here");
+    const before = (await member(ada)).position;
+    assert.match(before, POSITION);
+
+    network.cut();
+    await ada.waitForFunction(() => window.member.channel.state === "reconnecting");
+    await bob.evaluate((count) => {
+      for (let n = 1; n <= count; n += 1) window.member.channel.send({ text: `while away ${n}` });
+    }, count);
+    await heard(bob, `while away ${count}`);
+    network.restore();
+    return { ada, bob, adaSockets, before };
+  }
+
   test("a page whose network dropped gets, on reconnecting, all 20 messages said meanwhile, in order, once each", async () => {
     const network = await relay(fixture.app);
     try {
-      const ada = await fixture.page();
-      const bob = await fixture.page();
-      const adaSockets = sockets(ada);
-      await join(ada, { user: "ada", room: "recovery", ws: `${network.origin}/api/ws` });
-      await join(bob, { user: "bob", room: "recovery", ws: "/api/ws" });
-      await heard(ada, "bob is here");
-      const before = (await member(ada)).position;
-      assert.match(before, POSITION);
-
-      network.cut();
-      await ada.waitForFunction(() => window.member.channel.state === "reconnecting");
-      await bob.evaluate(() => {
-        for (let n = 1; n <= 20; n += 1) window.member.channel.send({ text: `while away ${n}` });
-      });
-      await heard(bob, "while away 20");
-      network.restore();
+      const { ada, bob, adaSockets, before } = await awayWhileSaid(network, "recovery", 20);
       await heard(ada, "while away 20");
       // Anything sent twice would have come by now.
       await sleep(500);
@@ -455,23 +465,8 @@ describe("positions and recovery", () => {
   test("a page away while more was said than the history keeps: 1012 `messages were missed`, the position forgotten, joined afresh", async () => {
     const network = await relay(fixture.app);
     try {
-      const ada = await fixture.page();
-      const bob = await fixture.page();
-      const adaSockets = sockets(ada);
-      await join(ada, { user: "ada", room: "gap", ws: `${network.origin}/api/ws` });
-      await join(bob, { user: "bob", room: "gap", ws: "/api/ws" });
-      await heard(ada, "bob is here");
-      const before = (await member(ada)).position;
-      assert.match(before, POSITION);
-
-      network.cut();
-      await ada.waitForFunction(() => window.member.channel.state === "reconnecting");
       // More than the fixture's history of 50 keeps.
-      await bob.evaluate(() => {
-        for (let n = 1; n <= 60; n += 1) window.member.channel.send({ text: `while away ${n}` });
-      });
-      await heard(bob, "while away 60");
-      network.restore();
+      const { ada, bob, adaSockets, before } = await awayWhileSaid(network, "gap", 60);
       // Joined afresh, the room's on_join welcomes it again; from then on it hears the room.
       await ada.waitForFunction(() => window.member.heard.filter((m) => m.from === "chat").length >= 2, null, {
         timeout: 15_000,

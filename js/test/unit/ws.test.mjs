@@ -23,6 +23,20 @@ function setup(t, options = {}) {
   return { WebSocket, caller };
 }
 
+/**
+ * `expectSocketAfter(ms)`, with `t`'s mocked timers: the next socket of `WebSocket` comes after
+ * `ms`, not before.
+ */
+function socketAfter(t, WebSocket) {
+  return (ms) => {
+    const count = WebSocket.sockets.length;
+    t.mock.timers.tick(ms - 1);
+    assert.equal(WebSocket.sockets.length, count, `not before ${ms} ms`);
+    t.mock.timers.tick(1);
+    assert.equal(WebSocket.sockets.length, count + 1, `after ${ms} ms`);
+  };
+}
+
 /** Reads the next message of a channel's iterator. */
 const next = (iterator) => iterator.next();
 
@@ -376,13 +390,7 @@ describe("backoff", () => {
     const { WebSocket, caller } = setup(t);
     t.mock.timers.enable({ apis: ["setTimeout", "setInterval"] });
     const room = caller.chat.room("lobby");
-    const expectSocketAfter = (ms) => {
-      const count = WebSocket.sockets.length;
-      t.mock.timers.tick(ms - 1);
-      assert.equal(WebSocket.sockets.length, count, `not before ${ms} ms`);
-      t.mock.timers.tick(1);
-      assert.equal(WebSocket.sockets.length, count + 1, `after ${ms} ms`);
-    };
+    const expectSocketAfter = socketAfter(t, WebSocket);
     // A refused handshake looks like 1006 before open.
     WebSocket.sockets[0].drop(1006);
     expectSocketAfter(100);
@@ -409,13 +417,7 @@ describe("backoff", () => {
     const { WebSocket, caller } = setup(t);
     t.mock.timers.enable({ apis: ["setTimeout", "setInterval"] });
     const room = caller.chat.room("lobby");
-    const expectSocketAfter = (ms) => {
-      const count = WebSocket.sockets.length;
-      t.mock.timers.tick(ms - 1);
-      assert.equal(WebSocket.sockets.length, count, `not before ${ms} ms`);
-      t.mock.timers.tick(1);
-      assert.equal(WebSocket.sockets.length, count + 1, `after ${ms} ms`);
-    };
+    const expectSocketAfter = socketAfter(t, WebSocket);
     return { WebSocket, room, expectSocketAfter, last: () => WebSocket.sockets.at(-1) };
   }
 
@@ -776,13 +778,7 @@ describe("positions and recovery", () => {
     const { WebSocket, caller } = setup(t);
     t.mock.timers.enable({ apis: ["setTimeout", "setInterval"] });
     const room = caller.chat.room("lobby");
-    const expectSocketAfter = (ms) => {
-      const count = WebSocket.sockets.length;
-      t.mock.timers.tick(ms - 1);
-      assert.equal(WebSocket.sockets.length, count, `not before ${ms} ms`);
-      t.mock.timers.tick(1);
-      assert.equal(WebSocket.sockets.length, count + 1, `after ${ms} ms`);
-    };
+    const expectSocketAfter = socketAfter(t, WebSocket);
     for (const wait of [100, 200, 400]) {
       WebSocket.sockets.at(-1).open();
       WebSocket.sockets.at(-1).receive(at("e1:0"));

@@ -12,6 +12,24 @@ use serde_json::Value;
 use std::time::Duration;
 use tokio_tungstenite::tungstenite::Message;
 
+/// Serves `api`'s streams and channels as source `demo`, on `hub`, through a proxy whose
+/// channels are at `/api/ws`; where it listens.
+pub(crate) async fn serve_on(
+    api: courier_core::ApiDef,
+    hub: &courier_live::Hub,
+) -> std::net::SocketAddr {
+    let client = courier_client::Client::builder(api)
+        .hub(hub.clone())
+        .build()
+        .expect("the client builds");
+    let app = courier_server::Proxy::new()
+        .source_client("demo", client)
+        .ws_path("/api/ws")
+        .into_router()
+        .expect("the proxy builds");
+    listen(app).await
+}
+
 /// A browser's WebSocket, as the tests open it.
 pub(crate) type Socket = tokio_tungstenite::WebSocketStream<tokio::net::TcpStream>;
 
