@@ -29,19 +29,14 @@ pub(super) fn render_path(
             template.render_into(out, &|name| path_options.get(name))?;
             Ok(Rest::Map(Map::new()))
         }
-        Variables::Json(Value::Object(map)) => {
+        Variables::Json(Value::Object(mut map)) => {
             template.render_into(out, &|name| {
                 path_options.get(name).or_else(|| map.get(name))
             })?;
-            let spent = |name: &str| path_options.contains_key(name) || template.has_param(name);
-            // Rebuilt rather than `remove`d from: with serde_json's `preserve_order`, `remove`
-            // swaps the last key into the hole and would reorder the search parameters.
-            let rest = if map.keys().any(|name| spent(name)) {
-                map.into_iter().filter(|(name, _)| !spent(name)).collect()
-            } else {
-                map
-            };
-            Ok(Rest::Map(rest))
+            // `retain` keeps the order of what is left, with serde_json's `preserve_order` too
+            // (where `remove` would swap the last key into the hole).
+            map.retain(|name, _| !path_options.contains_key(name) && !template.has_param(name));
+            Ok(Rest::Map(map))
         }
         // A scalar fills the one parameter there is: `UserId(7)` for `/users/:id`. A path
         // option of that name wins, and the scalar is dropped like any shadowed variable.
