@@ -78,9 +78,6 @@ struct Inner {
     services: Vec<(Arc<ResolvedEndpoint>, EndpointStack)>,
     ws: courier_core::WsOptions,
     hub: Hub,
-    /// Whether a mock answers the calls: each request then carries its variables
-    /// ([`Sent`]).
-    mocked: bool,
 }
 
 /// Builds a [`Client`]: the API, the default transport's settings, the default retry policy
@@ -189,12 +186,8 @@ impl ClientBuilder {
     pub fn build(self) -> Result<Client, Error> {
         // A definition built for its routes only may have no address to call.
         self.api.check_addressed()?;
-        let mocked = self.answering.is_some();
-        let transports = match self.answering {
-            Some(answering) => TransportCache::answered_by(self.transport, answering),
-            None => TransportCache::new(self.transport),
-        }
-        .map_err(Error::transport)?;
+        let transports = TransportCache::answered_by(self.transport, self.answering)
+            .map_err(Error::transport)?;
         let source = self.api.options();
         let mut middleware = Vec::new();
         if self.metrics {
@@ -231,7 +224,6 @@ impl ClientBuilder {
                 services,
                 ws: self.ws,
                 hub: self.hub.unwrap_or_default(),
-                mocked,
             }),
         })
     }
@@ -607,11 +599,9 @@ impl Client {
         variables: Variables,
         options: Option<&CallOptions>,
     ) -> Result<Request<Body>, Error> {
-        let sent = self.inner.mocked.then(|| Sent::of(&variables));
+        let sent = Sent::kept(&self.inner.transports, &variables);
         let mut request = self.request_of(endpoint, variables, options).await?;
-        if let Some(sent) = sent {
-            request.extensions_mut().insert(sent);
-        }
+        Sent::put(sent, &mut request);
         Ok(request)
     }
 

@@ -409,13 +409,9 @@ impl<A: ApiSpec> ProxyCallerBuilder<A> {
                 Some(Jar::with_csrf(csrf.cookie, header))
             }
         };
-        let mocked = self.answering.is_some();
-        let transports = match self.answering {
-            Some(answering) => TransportCache::answered_by(self.transport, answering),
-            None => TransportCache::new(self.transport),
-        }
-        .map_err(Error::transport)?;
-        let client = ProxyClient::new(api, route, transports, self.layers, jar, self.ws, mocked)?;
+        let transports = TransportCache::answered_by(self.transport, self.answering)
+            .map_err(Error::transport)?;
+        let client = ProxyClient::new(api, route, transports, self.layers, jar, self.ws)?;
         Ok(Caller::over(client))
     }
 }

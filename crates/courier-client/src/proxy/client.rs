@@ -50,8 +50,6 @@ struct Inner {
     /// The stack over the default transport.
     service: HttpService,
     ws: WsOptions,
-    /// Whether a mock answers the calls: each request then carries its variables ([`Sent`]).
-    mocked: bool,
 }
 
 /// The caller's layers, each shared by every endpoint.
@@ -94,7 +92,6 @@ impl ProxyClient {
         layers: Vec<Middleware>,
         jar: Option<Jar>,
         ws: WsOptions,
-        mocked: bool,
     ) -> Result<Self, Error> {
         let stack = Stack {
             jar,
@@ -114,7 +111,6 @@ impl ProxyClient {
                 stack,
                 service,
                 ws,
-                mocked,
             }),
         })
     }
@@ -177,11 +173,9 @@ impl ProxyClient {
         variables: Variables,
         options: Option<&CallOptions>,
     ) -> Result<Request<Body>, Error> {
-        let sent = self.inner.mocked.then(|| Sent::of(&variables));
+        let sent = Sent::kept(&self.inner.transports, &variables);
         let mut request = self.inner.route.request(endpoint, variables, options)?;
-        if let Some(sent) = sent {
-            request.extensions_mut().insert(sent);
-        }
+        Sent::put(sent, &mut request);
         Ok(request)
     }
 

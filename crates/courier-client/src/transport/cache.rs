@@ -81,12 +81,18 @@ impl TransportCache {
         Self::build(base, capacity, None)
     }
 
-    /// A cache whose every call, whatever its options name, goes to `service`: a mock's.
+    /// [`new`](Self::new), or, with `answering` (a mock's service), a cache whose every call
+    /// goes to that service whatever its options name: what a client's builder makes.
     pub(crate) fn answered_by(
         base: Transport,
-        service: HttpService,
+        answering: Option<HttpService>,
     ) -> Result<Self, TransportError> {
-        Self::build(base, DEFAULT_CAPACITY, Some(service))
+        Self::build(base, DEFAULT_CAPACITY, answering)
+    }
+
+    /// Whether a mock's service answers every call.
+    pub(crate) fn is_mocked(&self) -> bool {
+        self.inner.answering.is_some()
     }
 
     fn build(
