@@ -26,6 +26,17 @@
 # (benches/callgrind_parts.py).
 #
 #   bash benches/proxy_hop.sh [--callgrind] [ROUNDS]
+#   bash benches/proxy_hop.sh --target [ROUNDS]
+#
+# With `--target`, the proxy hop's targets alone, each against its peer measured just before or
+# after it, so that what the machine's neighbours do moves both alike: in each short round, on
+# each load, `courier serve --threads 1`, hyper's floor, the axum + hyper-util pass-through, nginx
+# with one worker and with two, and `courier serve` with a thread per CPU, one after another (5 s
+# each after 1 s of warm-up). Per round: courier's CPU per request over the floor's (and its
+# parts in user mode and in the kernel), its rate over the pass-through's, its p99 over nginx's
+# (one thread against one worker, against two workers, and a thread per CPU against two
+# workers), and the floor's own p99 over nginx's; then the median of each ratio over the rounds
+# (ROUNDS, 7 unless given), and the medians of the two figures it divides.
 #
 # With COURIER_BEFORE=/path/to/another/courier, that build's `courier serve` is measured in
 # each round too, and counted under callgrind, for a before and after on the same load. With
@@ -38,8 +49,10 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 callgrind=false
+target=false
 if [ "${1:-}" = "--callgrind" ]; then callgrind=true; shift; fi
-rounds=${1:-2}
+if [ "${1:-}" = "--target" ]; then target=true; shift; fi
+if $target; then rounds=${1:-7}; else rounds=${1:-2}; fi
 serve_flags=${COURIER_SERVE_FLAGS:-}
 
 cargo build --quiet --release -p courier-cli
@@ -186,24 +199,42 @@ node benches/peer_hop.mjs "127.0.0.1:$node_port" "http://127.0.0.1:$backend" > "
 node=$!
 sleep 1
 
-ticks() { # CPU clock ticks used so far by the processes given
-  local total=0
-  for pid in "$@"; do total=$((total + $(awk '{print $14 + $15}' "/proc/$pid/stat"))); done
-  echo "$total"
+ticks() { # CPU clock ticks used so far by the processes given, in user mode and in the kernel
+  local user=0 system=0 pid
+  for pid in "$@"; do
+    if [ ! -r "/proc/$pid/stat" ]; then
+      echo "process $pid ($(ps -o args= -p "$pid" 2>/dev/null || echo 'no longer running')) has exited; the logs are in $dir" >&2
+      trap - EXIT
+      exit 1
+    fi
+    read -r u s < <(awk '{print $14, $15}' "/proc/$pid/stat")
+    user=$((user + u)) system=$((system + s))
+  done
+  echo "$user $system"
 }
+warm=2 window=10
+if $target; then warm=1 window=5; fi
+# What the last `measure` saw: requests a second, p99 (in ms), and CPU µs per request: in all,
+# in user mode and in the kernel.
+rate= p99= cpu= user= system=
 measure() { # NAME URL SCRIPT PID...
   local name=$1 url=$2 lua=$3; shift 3
-  wrk -t1 -c64 -d2s -s "$lua" "$url" > /dev/null
-  local before after out requests
+  wrk -t1 -c64 -d${warm}s -s "$lua" "$url" > /dev/null
+  local before after out requests p50
   before=$(ticks "$@")
-  out=$(wrk -t1 -c64 -d10s --latency -s "$lua" "$url")
+  out=$(wrk -t1 -c64 -d${window}s --latency -s "$lua" "$url")
   after=$(ticks "$@")
   requests=$(echo "$out" | awk '/requests in/ {print $1}')
-  printf '| %s | %s | %s | %s | %s µs |\n' "$name" \
-    "$(echo "$out" | awk '/Requests\/sec/ {print $2}')" \
-    "$(echo "$out" | awk '$1 == "50%" {print $2}')" \
-    "$(echo "$out" | awk '$1 == "99%" {print $2}')" \
-    "$(python3 -c "print(round(($after - $before) * 1e6 / $(getconf CLK_TCK) / $requests, 1))")"
+  rate=$(echo "$out" | awk '/Requests\/sec/ {print $2}')
+  p50=$(echo "$out" | awk '$1 == "50%" {print $2}')
+  p99=$(echo "$out" | awk '$1 == "99%" {print $2}')
+  read -r user system < <(python3 -c "
+b, a, tick, n = '$before'.split(), '$after'.split(), $(getconf CLK_TCK), $requests
+print(*(round((int(y) - int(x)) * 1e6 / tick / n, 1) for x, y in zip(b, a)))")
+  cpu=$(python3 -c "print(round($user + $system, 1))")
+  printf '| %s | %s | %s | %s | %s µs |\n' "$name" "$rate" "$p50" "$p99" "$cpu"
+  # wrk writes a latency as 850.00us, 2.67ms or 1.02s.
+  p99=$(echo "$p99" | awk '/us$/ {print $1 / 1000; next} /ms$/ {print $1 + 0; next} /s$/ {print $1 * 1000}')
 }
 nginx_worker=$(pgrep -P "$(cat "$dir/proxy.pid")")
 nginx_workers=$(pgrep -P "$(cat "$dir/proxy2.pid")" | tr '\n' ' ')
@@ -225,6 +256,65 @@ round() { # SUFFIX PROXIED COURIER BY_HAND: every proxy on one load, each with i
   measure "axum + reqwest BFF, by hand$suffix" "http://127.0.0.1:$by_hand_port" "$by_hand_lua" "$by_hand"
   measure "Node BFF (http + fetch), by hand$suffix" "http://127.0.0.1:$node_port" "$by_hand_lua" "$node"
 }
+# The targets: each round, courier beside the peer each figure is set against, on both loads.
+if $target; then
+  ratios="$dir/ratios"
+  target_round() { # LOAD PROXIED COURIER
+    local load=$1 proxied=$2 courier_lua=$3 c_rate c_p99 c_cpu c_user c_system
+    measure "courier serve --threads 1, $load" "http://127.0.0.1:$courier" "$courier_lua" "$serve"
+    c_rate=$rate c_p99=$p99 c_cpu=$cpu
+    c_user=$user c_system=$system
+    measure "hyper, in one task, $load" "http://127.0.0.1:$floor" "$proxied" "$inline"
+    local floor_p99=$p99
+    echo "$load cpu $c_cpu $cpu" >> "$ratios"
+    echo "$load user $c_user $user" >> "$ratios"
+    echo "$load system $c_system $system" >> "$ratios"
+    measure "axum + hyper-util pass-through, $load" "http://127.0.0.1:$passing_port" "$proxied" "$passing"
+    echo "$load rate $c_rate $rate" >> "$ratios"
+    measure "nginx (one worker), $load" "http://127.0.0.1:$proxy" "$proxied" "$nginx_worker"
+    echo "$load p99-one $c_p99 $p99" >> "$ratios"
+    echo "$load floor-p99-one $floor_p99 $p99" >> "$ratios"
+    # shellcheck disable=SC2086 # one pid per worker
+    measure "nginx (two workers), $load" "http://127.0.0.1:$proxy2" "$proxied" $nginx_workers
+    echo "$load p99-two $c_p99 $p99" >> "$ratios"
+    echo "$load floor-p99-two $floor_p99 $p99" >> "$ratios"
+    local two=$p99
+    measure "courier serve (one thread per CPU), $load" "http://127.0.0.1:$courier2" "$courier_lua" "$serve2"
+    echo "$load p99-each $p99 $two" >> "$ratios"
+  }
+  for _ in $(seq "$rounds"); do
+    target_round "distinct reads" "$dir/nginx.lua" "$dir/courier.lua"
+    target_round "signed in" "$dir/nginx-signed.lua" "$dir/courier-users-signed.lua"
+  done
+  python3 - "$ratios" <<'PY'
+import statistics, sys
+rows, sides = {}, {}
+for line in open(sys.argv[1]):
+    *load, what, courier, peer = line.split()
+    rows.setdefault((" ".join(load), what), []).append(float(courier) / float(peer))
+    sides.setdefault((" ".join(load), what), []).append((float(courier), float(peer)))
+names = {
+    "cpu": ("CPU per request, over hyper's floor's", "at most 1.3"),
+    "user": ("its part in user mode, over the floor's", ""),
+    "system": ("its part in the kernel, over the floor's", ""),
+    "rate": ("requests a second, over the axum + hyper-util pass-through's", "at least 1.0"),
+    "p99-one": ("p99, over nginx's with one worker", "at most 1.0"),
+    "p99-two": ("p99, over nginx's with two workers", "at most 1.0"),
+    "p99-each": ("p99 with a thread per CPU (`courier serve`'s default), over nginx's with two workers", "at most 1.0"),
+    "floor-p99-one": ("hyper's floor's own p99, over nginx's with one worker", ""),
+    "floor-p99-two": ("hyper's floor's own p99, over nginx's with two workers", ""),
+}
+print()
+print("| load | `courier serve --threads 1`, unless said | each round | median | the two medians | target |")
+print("|---|---|---|---|---|---|")
+for (load, what), values in rows.items():
+    label, goal = names[what]
+    rounds = " ".join(f"{v:.2f}" for v in values)
+    courier, peer = (statistics.median(side) for side in zip(*sides[(load, what)]))
+    print(f"| {load} | {label} | {rounds} | {statistics.median(values):.2f} | {courier:g} / {peer:g} | {goal} |")
+PY
+  exit 0
+fi
 for _ in $(seq "$rounds"); do
   round "" "$dir/nginx.lua" "$dir/courier.lua" "$dir/courier.lua"
   # The same from 64 signed-in users: courier's source with its session and forwarding on.
