@@ -203,8 +203,8 @@ ticks() { # CPU clock ticks used so far by the processes given, in user mode and
   local user=0 system=0 pid
   for pid in "$@"; do
     if [ ! -r "/proc/$pid/stat" ]; then
-      echo "process $pid ($(ps -o args= -p "$pid" 2>/dev/null || echo 'no longer running')) has exited; the logs are in $dir" >&2
-      trap - EXIT
+      echo "process $pid has exited; the last lines of each process's log:" >&2
+      tail -n 3 "$dir"/*.log >&2
       exit 1
     fi
     read -r u s < <(awk '{print $14, $15}' "/proc/$pid/stat")
