@@ -200,7 +200,7 @@ node=$!
 sleep 1
 
 ticks() { # CPU clock ticks used so far by the processes given, in user mode and in the kernel
-  local user=0 system=0 pid
+  local user=0 system=0 pid u s
   for pid in "$@"; do
     if [ ! -r "/proc/$pid/stat" ]; then
       echo "process $pid has exited; the last lines of each process's log:" >&2
