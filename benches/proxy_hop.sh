@@ -228,10 +228,10 @@ measure() { # NAME URL SCRIPT PID...
   rate=$(echo "$out" | awk '/Requests\/sec/ {print $2}')
   p50=$(echo "$out" | awk '$1 == "50%" {print $2}')
   p99=$(echo "$out" | awk '$1 == "99%" {print $2}')
-  read -r user system < <(python3 -c "
+  read -r user system cpu < <(python3 -c "
 b, a, tick, n = '$before'.split(), '$after'.split(), $(getconf CLK_TCK), $requests
-print(*(round((int(y) - int(x)) * 1e6 / tick / n, 1) for x, y in zip(b, a)))")
-  cpu=$(python3 -c "print(round($user + $system, 1))")
+user, system = ((int(y) - int(x)) * 1e6 / tick / n for x, y in zip(b, a))
+print(round(user, 1), round(system, 1), round(user + system, 1))")
   printf '| %s | %s | %s | %s | %s µs |\n' "$name" "$rate" "$p50" "$p99" "$cpu"
   # wrk writes a latency as 850.00us, 2.67ms or 1.02s.
   p99=$(echo "$p99" | awk '/us$/ {print $1 / 1000; next} /ms$/ {print $1 + 0; next} /s$/ {print $1 * 1000}')
